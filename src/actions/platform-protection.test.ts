@@ -5,37 +5,10 @@ import { CLUSTER_EXTENSION_CRD } from '../api/crds.js';
 import { FakeCluster, type FakeClient } from '../kube/fake-cluster.test-helper.js';
 import type { KubeObject } from '../kube/types.js';
 import { BinnacleError } from '../util/errors.js';
-import { celString, celStringList, ensurePlatformProtection, platformOwner, protectionExpressions, protectionPolicy, PROTECTION_POLICY_NAME, refuseIfPlatformOwned } from './platform-protection.js';
+import { balanced } from '../kube/admission-policy.test-helper.js';
+import { ensurePlatformProtection, platformOwner, protectionExpressions, protectionPolicy, PROTECTION_POLICY_NAME, refuseIfPlatformOwned } from './platform-protection.js';
 
 const logger = pino({ level: 'silent' });
-
-/** Parentheses and brackets balance outside string literals: a cheap check that an expression was assembled whole. */
-function balanced(expr: string): boolean {
-  const stack: string[] = [];
-  const pairs: Record<string, string> = { ')': '(', ']': '[' };
-  let quote: string | undefined;
-  for (let i = 0; i < expr.length; i++) {
-    const c = expr.charAt(i);
-    if (quote !== undefined) {
-      if (c === '\\') i++;
-      else if (c === quote) quote = undefined;
-    } else if (c === '"' || c === "'") quote = c;
-    else if (c === '(' || c === '[') stack.push(c);
-    else if (c === ')' || c === ']') {
-      if (stack.pop() !== pairs[c]) return false;
-    }
-  }
-  return stack.length === 0 && quote === undefined;
-}
-
-describe('CEL literals', () => {
-  it('quotes and escapes strings the way CEL reads them', () => {
-    assert.equal(celString('system:serviceaccount:binnacle-system:manager'), '"system:serviceaccount:binnacle-system:manager"');
-    assert.equal(celString('a"b\\c\nd'), '"a\\"b\\\\c\\nd"');
-    assert.equal(celStringList(['a', 'b"']), '["a", "b\\""]');
-    assert.equal(celStringList([]), '[]');
-  });
-});
 
 describe('protectionExpressions', () => {
   const x = protectionExpressions(['binnacle-admin', 'system:serviceaccount:kube-system:generic-garbage-collector']);

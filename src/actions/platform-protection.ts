@@ -5,19 +5,18 @@
  * start-up: DELETE of such an extension, or an UPDATE that changes its spec or its ownership,
  * is refused with a message saying how to do it instead — unless the request comes from the
  * manager itself (whatever identity it runs as, asked of the API server with a
- * SelfSubjectReview) or from the garbage collector removing a deleted PlatformOperator's
- * extensions. Status is a subresource the policy does not match, so status writes go through.
+ * SelfSubjectReview; every manager's that has run on the cluster: kube/admission-policy.ts) or
+ * from the garbage collector removing a deleted PlatformOperator's extensions. Status is a subresource the policy does not match, so status writes go through.
  */
 import type { Logger } from 'pino';
 import type { Discovery, ObjectReader, ObjectWriter } from '../kube/ports.js';
-import { isNotFound } from '../kube/errors.js';
+import { ADMISSION_API, celHasLabel, celNotExempt, celString, clientIdentity, installExemptingPolicy, servesAdmissionPolicies } from '../kube/admission-policy.js';
 import type { KubeObject } from '../kube/types.js';
 import { API_VERSION, GROUP, LABEL_OWNER_KIND, LABEL_OWNER_NAME } from '../api/types.js';
 import { BinnacleError } from '../util/errors.js';
 
 export const PROTECTION_POLICY_NAME = 'binnacle-platform-operator-extensions';
 export const PLATFORM_OWNER_KIND = 'PlatformOperator';
-const ADMISSION_API = 'admissionregistration.k8s.io/v1';
 
 /**
  * Who removes a deleted PlatformOperator's extensions: kube-controller-manager's garbage
@@ -58,25 +57,9 @@ export function refuseIfPlatformOwnedObject(ce: KubeObject): void {
   throw new BinnacleError('input', 'EXTENSION_PROTECTED', protectedAdvice(extension, owner, typeof pkg === 'string' ? pkg : extension));
 }
 
-// --- CEL ------------------------------------------------------------------------------------
-
-/** A CEL string literal. JSON's escapes (\" \\ \n \uXXXX …) are all valid CEL escapes. */
-export function celString(s: string): string {
-  return JSON.stringify(s);
-}
-
-export function celStringList(xs: readonly string[]): string {
-  return `[${xs.map(celString).join(', ')}]`;
-}
-
-/** `obj.metadata.labels[key]` is set (CEL). */
-function hasLabel(obj: string, key: string): string {
-  return `(has(${obj}.metadata.labels) && ${celString(key)} in ${obj}.metadata.labels)`;
-}
-
 /** The label is the same on both objects: both unset, or both set to one value (CEL). */
 function sameLabel(key: string): string {
-  return `(${hasLabel('object', key)} == ${hasLabel('oldObject', key)} && (!${hasLabel('object', key)} || object.metadata.labels[${celString(key)}] == oldObject.metadata.labels[${celString(key)}]))`;
+  return `(${celHasLabel('object', key)} == ${celHasLabel('oldObject', key)} && (!${celHasLabel('object', key)} || object.metadata.labels[${celString(key)}] == oldObject.metadata.labels[${celString(key)}]))`;
 }
 
 const PO_REF = `r.kind == ${celString(PLATFORM_OWNER_KIND)} && r.apiVersion.startsWith(${celString(`${GROUP}/`)})`;
@@ -93,7 +76,7 @@ export function protectionExpressions(exemptUsers: readonly string[]): {
   updateMessage: string;
 } {
   const ownedByRef = `(has(oldObject.metadata.ownerReferences) && oldObject.metadata.ownerReferences.exists(r, ${PO_REF}))`;
-  const ownedByLabel = `(${hasLabel('oldObject', LABEL_OWNER_KIND)} && oldObject.metadata.labels[${celString(LABEL_OWNER_KIND)}] == ${celString(PLATFORM_OWNER_KIND)})`;
+  const ownedByLabel = `(${celHasLabel('oldObject', LABEL_OWNER_KIND)} && oldObject.metadata.labels[${celString(LABEL_OWNER_KIND)}] == ${celString(PLATFORM_OWNER_KIND)})`;
   const sameRefs =
     '(has(object.metadata.ownerReferences) == has(oldObject.metadata.ownerReferences) && (!has(object.metadata.ownerReferences) || object.metadata.ownerReferences == oldObject.metadata.ownerReferences))';
   const advice = (verb: string): string =>
@@ -102,10 +85,10 @@ export function protectionExpressions(exemptUsers: readonly string[]): {
     `to change it, change that entry; or delete the PlatformOperator to remove all of its packages'`;
   return {
     ownedByPlatformOperator: `${ownedByRef} || ${ownedByLabel}`,
-    notExempt: `!(request.userInfo.username in ${celStringList(exemptUsers)})`,
+    notExempt: celNotExempt(exemptUsers),
     platformOperator:
       `${ownedByRef} ? oldObject.metadata.ownerReferences.filter(r, ${PO_REF})[0].name : ` +
-      `(${hasLabel('oldObject', LABEL_OWNER_NAME)} ? oldObject.metadata.labels[${celString(LABEL_OWNER_NAME)}] : 'unknown')`,
+      `(${celHasLabel('oldObject', LABEL_OWNER_NAME)} ? oldObject.metadata.labels[${celString(LABEL_OWNER_NAME)}] : 'unknown')`,
     packageName:
       "has(oldObject.spec) && has(oldObject.spec.source) && has(oldObject.spec.source.catalog) && has(oldObject.spec.source.catalog.packageName) ? oldObject.spec.source.catalog.packageName : oldObject.metadata.name",
     deleteAllowed: "request.operation != 'DELETE'",
@@ -154,34 +137,21 @@ export function protectionPolicy(exemptUsers: readonly string[]): KubeObject[] {
 
 // --- installing it ----------------------------------------------------------------------------
 
-/** The user name the API server knows this client as (SelfSubjectReview). */
-export async function clientIdentity(client: Pick<ObjectWriter, 'create'>): Promise<string> {
-  const review = await client.create({ apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview', metadata: {} });
-  const status = review.status as { userInfo?: { username?: unknown } } | undefined;
-  const user = status?.userInfo?.username;
-  if (typeof user !== 'string' || user === '') throw new BinnacleError('terminal', 'IDENTITY_UNKNOWN', 'the API server did not say who this client is (SelfSubjectReview has no user name)');
-  return user;
-}
-
 /**
  * Installs (or updates) the policy, exempting this client's own identity, the garbage
  * collector's and `alsoExempt`. Answers the exempt identities, or undefined when the API
  * server serves no ValidatingAdmissionPolicy (before Kubernetes 1.30) and nothing is protected.
  */
 export async function ensurePlatformProtection(
-  client: Pick<ObjectWriter, 'create' | 'apply'> & Pick<Discovery, 'resourceFor'>,
+  client: Pick<ObjectWriter, 'create' | 'apply'> & Pick<ObjectReader, 'find'> & Pick<Discovery, 'resourceFor'>,
   logger: Logger,
   alsoExempt: readonly string[] = [],
 ): Promise<string[] | undefined> {
-  try {
-    await client.resourceFor(ADMISSION_API, 'ValidatingAdmissionPolicy');
-  } catch (err) {
-    if (!isNotFound(err)) throw err;
+  if (!(await servesAdmissionPolicies(client))) {
     logger.warn('the API server serves no ValidatingAdmissionPolicy: PlatformOperators’ extensions are not protected from direct deletion');
     return undefined;
   }
-  const exempt = [...new Set([await clientIdentity(client), ...GARBAGE_COLLECTOR_IDENTITIES, ...alsoExempt])].sort();
-  for (const obj of protectionPolicy(exempt)) await client.apply(obj, { force: true });
+  const exempt = await installExemptingPolicy(client, PROTECTION_POLICY_NAME, [await clientIdentity(client), ...GARBAGE_COLLECTOR_IDENTITIES, ...alsoExempt], protectionPolicy);
   logger.info({ exempt }, 'PlatformOperators’ extensions are protected');
   return exempt;
 }

@@ -42,6 +42,7 @@ import { EventRecorder } from '../kube/events.js';
 import { LABEL_OLMV1_TWIN_OF, OLMV1_API_VERSION } from '../api/olmv1/types.js';
 import type { InstallerIdentity } from '../api/olmv1/convert.js';
 import { serviceAccountPolicy, type ServiceAccountMode } from '../api/olmv1/serviceaccount-policy.js';
+import { ensureTwinPolicy } from '../api/olmv1/twin-policy.js';
 import { olmv1CatalogReconciler } from './cluster-catalog-olmv1.js';
 import { olmv1ExtensionReconciler } from './cluster-extension-olmv1.js';
 import { ClusterObjectSetReconciler } from './cluster-object-set.js';
@@ -497,6 +498,7 @@ async function serveOlmv1(o: ManagerOptions): Promise<{ serve: boolean }> {
   const verdict: Olmv1CrdsVerdict = await ensureOlmv1Crds(o.client, o.logger, { objectSets: o.olmv1?.objectSets === true });
   if (verdict.serve) {
     await ensureServiceAccountPolicy(o.client, o.logger, o.olmv1?.serviceAccount ?? 'Use');
+    await ensureTwinPolicy(o.client, o.logger);
     return { serve: true };
   }
   const events = new EventRecorder(o.client, 'binnacle-manager', o.logger);

@@ -4,6 +4,8 @@ import { faults, FakeCluster } from '../kube/fake-cluster.test-helper.js';
 import type { KubeObject } from '../kube/types.js';
 import { catalogCertificateExpiry } from './catalog-tls.js';
 import { installSelf, statusSelf, uninstallSelf, type SelfClient } from './install.js';
+import { protectionPolicy, PROTECTION_POLICY_NAME } from '../actions/platform-protection.js';
+import { twinPolicy, TWIN_POLICY_NAME } from '../api/olmv1/twin-policy.js';
 import { SELF_LABELS, selfManifests } from './manifests.js';
 import { parseRecord, RECORD_NAME } from './record.js';
 
@@ -135,7 +137,10 @@ test('uninstall removes exactly what the record lists, what it had left to prune
   await installSelf(client, { release: release('0.0.2', [LEGACY_ROLE]) });
   const unrelated: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'mine', namespace: 'default' } };
   fake.put(unrelated);
+  // The policies the manager made at start that deny (PlatformOperators' extensions, OLM v1's twins) go too.
+  for (const p of [...protectionPolicy(['m']), ...twinPolicy(['m'])]) fake.put(p);
   const r = await uninstallSelf(client, { namespace: NS });
+  assert.ok(r.deleted.includes(`ValidatingAdmissionPolicy ${TWIN_POLICY_NAME}`) && r.deleted.includes(`ValidatingAdmissionPolicyBinding ${PROTECTION_POLICY_NAME}`), r.deleted.join(', '));
   assert.ok(r.deleted.includes('ClusterRole binnacle-legacy'));
   assert.ok(r.deleted.includes('CustomResourceDefinition legacies.binnacle.dev'), 'the CRD kept by the upgrade goes with the installation');
   assert.ok(r.deleted.includes(`ConfigMap ${NS}/${RECORD_NAME}`));

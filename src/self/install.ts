@@ -17,6 +17,7 @@ import { objectKey, type KubeObject } from '../kube/types.js';
 import { formatDuration, pollUntil } from '../util/deadline.js';
 import { BinnacleError } from '../util/errors.js';
 import { catalogCertificateExpiry, catalogTls, CATALOG_TLS_SECRET, type CatalogTls } from './catalog-tls.js';
+import { TWIN_POLICY_NAME } from '../api/olmv1/twin-policy.js';
 import { ANNOTATION_RELEASE_VERSION, CATALOG_SERVICE, DEFAULT_SELF_NAMESPACE, MANAGER_NAME, PROTECTION_POLICY, SELF_LABELS, selfManifests, type SelfOptions } from './manifests.js';
 import { fakeNodesWarning, nodeKinds, placeOnRealNodes } from './nodes.js';
 import { deleteOrder, objectId, parseRecord, planPrune, recordConfigMap, recordedObject, recordLabel, RECORD_LABEL, RECORD_NAME, type InstallRecord, type RecordedObject } from './record.js';
@@ -446,10 +447,10 @@ async function removeExtensions(client: SelfClient, timeoutMs: number): Promise<
   return orphaned;
 }
 
-/** The manager first (so it stops reconciling), then the policy it made, the rest, the record (when there is one), the namespace last. */
+/** The manager first (so it stops reconciling), then the policies it made that deny, the rest, the record (when there is one), the namespace last. */
 function uninstallSequence(objects: readonly RecordedObject[], recordNamespace: string | undefined): RecordedObject[] {
   const ordered = deleteOrder(objects);
-  const policies: RecordedObject[] = ['ValidatingAdmissionPolicyBinding', 'ValidatingAdmissionPolicy'].map((kind) => ({ apiVersion: 'admissionregistration.k8s.io/v1', kind, name: PROTECTION_POLICY }));
+  const policies: RecordedObject[] = [PROTECTION_POLICY, TWIN_POLICY_NAME].flatMap((name) => ['ValidatingAdmissionPolicyBinding', 'ValidatingAdmissionPolicy'].map((kind) => ({ apiVersion: 'admissionregistration.k8s.io/v1', kind, name })));
   return [
     ...ordered.filter((x) => x.kind === 'Deployment'),
     ...policies,

@@ -17,6 +17,7 @@ import { GROUP } from '../api/types.js';
 import { AGGREGATE_TO_MANAGER, appTeamRoles, MANAGER_HELM_KINDS_ROLE } from '../api/app-team-role.js';
 import type { KubeObject } from '../kube/types.js';
 import { SERVICEACCOUNT_POLICY_NAME } from '../api/olmv1/serviceaccount-policy.js';
+import { TWIN_POLICY_NAME } from '../api/olmv1/twin-policy.js';
 import { INSECURE_REGISTRIES_ENV } from '../oci/registry-client.js';
 import { DEFAULT_REGISTRIES_CONF } from '../oci/registries-conf.js';
 import { LOG_LEVEL_ENV } from '../util/log-level.js';
@@ -139,8 +140,9 @@ export function managerClusterRules(namespace: string): Record<string, unknown>[
     { apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles'], verbs: [...READ, 'create', 'update', 'patch', 'delete', 'escalate'] },
     // actions/platform-protection.ts: the policy it keeps (a name can restrict update and patch, not create).
     { apiGroups: ['admissionregistration.k8s.io'], resources: ['validatingadmissionpolicies', 'validatingadmissionpolicybindings'], verbs: [...READ, 'create'] },
-    // …and api/olmv1/serviceaccount-policy.ts: OLM v1's spec.serviceAccount deprecation warning (its chart's name).
-    { apiGroups: ['admissionregistration.k8s.io'], resources: ['validatingadmissionpolicies', 'validatingadmissionpolicybindings'], resourceNames: [PROTECTION_POLICY, SERVICEACCOUNT_POLICY_NAME], verbs: ['update', 'patch'] },
+    // …api/olmv1/serviceaccount-policy.ts: OLM v1's spec.serviceAccount deprecation warning (its chart's name);
+    // and api/olmv1/twin-policy.ts: only the manager makes OLM v1 objects' twins.
+    { apiGroups: ['admissionregistration.k8s.io'], resources: ['validatingadmissionpolicies', 'validatingadmissionpolicybindings'], resourceNames: [PROTECTION_POLICY, SERVICEACCOUNT_POLICY_NAME, TWIN_POLICY_NAME], verbs: ['update', 'patch'] },
     // Installs act as each extension's ServiceAccount (preflight-permissions.ts impersonationFor:
     // the user name only, so no `impersonate` on groups or users); get tells whether it still exists.
     { apiGroups: [''], resources: ['serviceaccounts'], verbs: ['impersonate', ...READ] },

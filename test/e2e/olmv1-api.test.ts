@@ -5,7 +5,8 @@
  * OLM v1's (catalogd's Serving/Progressing, `urls.base` answering `/api/v1/all`; Installed,
  * Progressing=True/Succeeded, `install.bundle`); `binnacle status` shows it; and (§3) it is
  * upgraded, rolled back and uninstalled with kubectl alone and with `binnacle upgrade`, `rollback`,
- * `approve` and `uninstall`, which write the OLM v1 object (its binnacle.dev twin is the manager's).
+ * `approve` and `uninstall`, which write the OLM v1 object (its binnacle.dev twin is the manager's,
+ * and only the manager may make one: a tenant's forged twin is refused by the API server).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -87,6 +88,53 @@ test('an OLM v1 ClusterCatalog is served with catalogd status and HTTP paths', a
 /** OLM v1's manifest's spec: no serviceAccount (deprecated in v1.11); the manager's --olmv1-installer installs. */
 const manifestSpec = { namespace: ns, source: { sourceType: 'Catalog', catalog: { packageName: 'poison-pill-operator', version: '0.0.5', selector: { matchLabels: { 'olm.operatorframework.io/metadata.name': catalogName } } } } };
 
+/**
+ * Only the manager makes twins (api/olmv1/twin-policy.ts): a tenant who may write binnacle.dev
+ * ClusterExtensions is refused by the API server when it makes one read as `v1`'s twin (the
+ * label, an owner reference to it, or both) or points the twin elsewhere; a plain one goes
+ * through. Server-side dry runs: admission runs, nothing is kept.
+ */
+async function onlyTheManagerMakesTwins(v1: Olmv1ClusterExtension): Promise<void> {
+  const user = uniqueName('olmv1-tenant');
+  const rbac = 'rbac.authorization.k8s.io/v1';
+  await client.apply({ apiVersion: rbac, kind: 'ClusterRole', metadata: { name: user }, rules: [{ apiGroups: ['binnacle.dev'], resources: ['clusterextensions'], verbs: ['get', 'list', 'create', 'update', 'patch'] }] });
+  await client.apply({ apiVersion: rbac, kind: 'ClusterRoleBinding', metadata: { name: user }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: user }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }] });
+  try {
+    const tenant = client.impersonate({ user, groups: ['system:authenticated'] });
+    const uid = v1.metadata.uid ?? '';
+    const twin = await client.get<ClusterExtension>({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: ceName });
+    const reference = { apiVersion: OLMV1_API_VERSION, kind: 'ClusterExtension', name: ceName, uid, controller: true, blockOwnerDeletion: true };
+    const forged = (labels: Record<string, string> | undefined, ownerReferences: (typeof reference)[] | undefined): ClusterExtension => ({
+      apiVersion: API_VERSION,
+      kind: 'ClusterExtension',
+      metadata: { name: `${ceName}-forged`, ...(labels === undefined ? {} : { labels }), ...(ownerReferences === undefined ? {} : { ownerReferences }) },
+      spec: twin.spec,
+    });
+    const denial = (err: unknown): string | undefined => (String(err).includes("ValidatingAdmissionPolicy 'binnacle-olmv1-twins'") ? String(err) : undefined);
+    // The tenant's RBAC and the policy take effect within moments: retried until the policy answers.
+    const refused = await eventually('the twin policy refuses a forged twin', async () => {
+      try {
+        await tenant.apply(forged({ [LABEL_OLMV1_TWIN_OF]: uid }, [reference]), { dryRun: true });
+        return undefined;
+      } catch (err) {
+        return denial(err);
+      }
+    }, 60_000, 500);
+    assert.match(refused, /only Binnacle's manager makes an OLM v1 ClusterExtension's twin/);
+    for (const [what, obj] of [['the label alone', forged({ [LABEL_OLMV1_TWIN_OF]: uid }, undefined)], ['the reference alone', forged(undefined, [reference])]] as const) {
+      await assert.rejects(tenant.apply(obj, { dryRun: true }), (err: unknown) => denial(err) !== undefined, what);
+    }
+    // The twin itself, pointed at another object by the tenant.
+    const elsewhere = { ...twin, metadata: { name: ceName, labels: { ...twin.metadata.labels, [LABEL_OLMV1_TWIN_OF]: 'another-uid' } } };
+    await assert.rejects(tenant.apply(elsewhere, { dryRun: true, force: true }), (err: unknown) => denial(err) !== undefined, 'the twin repointed');
+    // A plain binnacle.dev ClusterExtension is the tenant's to write.
+    await tenant.apply(forged(undefined, undefined), { dryRun: true });
+  } finally {
+    await client.delete({ apiVersion: rbac, kind: 'ClusterRoleBinding', name: user }).catch(() => undefined);
+    await client.delete({ apiVersion: rbac, kind: 'ClusterRole', name: user }).catch(() => undefined);
+  }
+}
+
 test('an OLM v1 ClusterExtension installs, reads as OLM v1, shows in binnacle status; upgraded, rolled back and uninstalled with kubectl alone and with binnacle', async () => {
   await client.apply({ apiVersion: OLMV1_API_VERSION, kind: 'ClusterExtension', metadata: { name: ceName }, spec: manifestSpec });
   const installed = await installedAt('0.0.5');
@@ -99,6 +147,8 @@ test('an OLM v1 ClusterExtension installs, reads as OLM v1, shows in binnacle st
   assert.equal(status.code, 0, status.err);
   assert.match(status.out, /Installed:\s+poison-pill\.v0\.0\.5/);
   assert.match(status.out, /API:\s+olm\.operatorframework\.io\/v1 ClusterExtension/);
+
+  await onlyTheManagerMakesTwins(installed);
 
   // Upgraded, rolled back and uninstalled with kubectl alone, and with binnacle's commands (issue 45 §3).
   const v1Resource = 'clusterextensions.olm.operatorframework.io';

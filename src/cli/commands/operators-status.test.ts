@@ -21,7 +21,7 @@ function ce(labelled: boolean, owned: boolean): ClusterExtension {
       ...(owned ? { ownerReferences: [{ apiVersion: OLMV1_API_VERSION, kind: 'ClusterExtension', name: 'op', uid: UID, controller: true }] } : {}),
     },
     spec: { namespace: 'ops', serviceAccount: { name: 'installer' }, source: { sourceType: 'Catalog', catalog: { packageName: 'op' } } },
-  } as ClusterExtension;
+  };
 }
 
 test('status names the OLM v1 object only for a twin: label and controller reference both', () => {

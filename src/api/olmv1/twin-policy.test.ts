@@ -1,0 +1,93 @@
+/**
+ * Only Binnacle's manager makes twins (twin-policy.ts): the policy's expressions evaluated with a
+ * conformance-tested CEL (@bufbuild/cel) over the requests a tenant could send, and the policy
+ * installed beside another manager's identity; the API server's own answer is the e2e's
+ * (test/e2e/olmv1-api.test.ts).
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { celEnv, isCelError, parse, plan } from '@bufbuild/cel';
+import { pino } from 'pino';
+import { FakeCluster } from '../../kube/fake-cluster.test-helper.js';
+import { balanced } from '../../kube/admission-policy.test-helper.js';
+import { ensureTwinPolicy, twinPolicy, twinPolicyExpressions, TWIN_POLICY_NAME } from './twin-policy.js';
+import { LABEL_OLMV1_TWIN_OF, OLMV1_API_VERSION } from './types.js';
+
+const UID = '11111111-1111-4111-8111-111111111111';
+const OTHER = '22222222-2222-4222-8222-222222222222';
+const x = twinPolicyExpressions(['system:serviceaccount:binnacle-system:binnacle-manager']);
+const ENV = celEnv({});
+
+function evaluate(expr: string, vars: Record<string, unknown>): unknown {
+  const r = plan(ENV, parse(expr))(vars as Parameters<ReturnType<typeof plan>>[0]);
+  if (isCelError(r)) throw new Error(`${expr}: ${String(r)}`);
+  return r;
+}
+
+type Meta = { name: string; labels?: Record<string, string>; ownerReferences?: Record<string, unknown>[] };
+const ref = (uid: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({ apiVersion: OLMV1_API_VERSION, kind: 'ClusterExtension', name: 'op', uid, controller: true, blockOwnerDeletion: true, ...extra });
+const ce = (labels?: Record<string, string>, ownerReferences?: Record<string, unknown>[]): { metadata: Meta; spec: unknown } => ({
+  metadata: { name: 'op', ...(labels === undefined ? {} : { labels }), ...(ownerReferences === undefined ? {} : { ownerReferences }) },
+  spec: { namespace: 'ops' },
+});
+
+/** Whether the policy lets the request through (every validation true), as `user`. */
+function admitted(object: unknown, oldObject: unknown, user = 'mallory'): boolean {
+  const request = { userInfo: { username: user } };
+  if (evaluate(x.notExempt, { request }) !== true) return true;
+  return [x.labelKept, x.referencesKept].every((e) => evaluate(e, { object, oldObject, request }) === true);
+}
+
+const twin = ce({ [LABEL_OLMV1_TWIN_OF]: UID }, [ref(UID)]);
+
+describe('the twin policy', () => {
+  it('refuses a tenant who creates a binnacle.dev ClusterExtension with the twin label, an OLM v1 owner reference, or both', () => {
+    assert.equal(admitted(twin, null), false, 'both');
+    assert.equal(admitted(ce({ [LABEL_OLMV1_TWIN_OF]: UID }), null), false, 'the label alone');
+    assert.equal(admitted(ce(undefined, [ref(UID)]), null), false, 'the reference alone');
+    assert.equal(admitted(ce(undefined, [ref(UID, { apiVersion: 'olm.operatorframework.io/v2' })]), null), false, 'another OLM version');
+    assert.equal(admitted(ce({ other: 'x' }, [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'c', uid: OTHER }]), null), true, 'other labels and references');
+    assert.equal(admitted(ce(), null), true, 'a plain one');
+  });
+
+  it('refuses a tenant who adds or changes them on an existing one; keeping or removing them goes through', () => {
+    assert.equal(admitted(twin, ce()), false, 'made a twin');
+    assert.equal(admitted(ce({ [LABEL_OLMV1_TWIN_OF]: OTHER }, [ref(UID)]), twin), false, 'label pointed elsewhere');
+    assert.equal(admitted(ce({ [LABEL_OLMV1_TWIN_OF]: UID }, [ref(OTHER)]), twin), false, 'reference pointed elsewhere');
+    assert.equal(admitted(ce({ [LABEL_OLMV1_TWIN_OF]: UID }, [ref(UID, { controller: false })]), twin), false, 'a field of the reference changed');
+    assert.equal(admitted(ce({ [LABEL_OLMV1_TWIN_OF]: UID }, [ref(UID), ref(OTHER)]), twin), false, 'a second reference added');
+    assert.equal(admitted({ ...twin, spec: { namespace: 'elsewhere' } }, twin), true, 'a spec change, label and reference kept (the manager puts it back)');
+    assert.equal(admitted(ce({ [LABEL_OLMV1_TWIN_OF]: UID }), twin), true, 'the reference removed (the garbage collector orphaning)');
+    assert.equal(admitted(ce(undefined, [ref(UID)]), twin), true, 'the label removed');
+  });
+
+  it('lets the manager do anything', () => {
+    assert.equal(admitted(twin, null, 'system:serviceaccount:binnacle-system:binnacle-manager'), true);
+    assert.equal(admitted(ce({ [LABEL_OLMV1_TWIN_OF]: OTHER }, [ref(OTHER)]), twin, 'system:serviceaccount:binnacle-system:binnacle-manager'), true);
+  });
+
+  it('is a Deny policy on CREATE and UPDATE of binnacle.dev clusterextensions, every expression whole, its message naming the label and what to do', () => {
+    const [policy, binding] = twinPolicy(['m']);
+    assert.deepEqual((policy?.spec as { matchConstraints: unknown }).matchConstraints, { resourceRules: [{ apiGroups: ['binnacle.dev'], apiVersions: ['*'], operations: ['CREATE', 'UPDATE'], resources: ['clusterextensions'] }] });
+    assert.equal((policy?.spec as { failurePolicy: string }).failurePolicy, 'Fail');
+    assert.deepEqual(binding?.spec, { policyName: TWIN_POLICY_NAME, validationActions: ['Deny'] });
+    for (const e of Object.values(x)) assert.ok(balanced(e), e);
+    const message = evaluate(x.message, { object: twin });
+    assert.equal(message, `ClusterExtension op: only Binnacle's manager makes an OLM v1 ClusterExtension's twin; the label ${LABEL_OLMV1_TWIN_OF} and owner references to olm.operatorframework.io objects cannot be added or changed. To install through OLM v1's API, create an olm.operatorframework.io/v1 ClusterExtension: Binnacle makes its twin`);
+  });
+});
+
+describe('ensureTwinPolicy', () => {
+  const logger = pino({ level: 'silent' });
+  it("exempts the manager's identity beside those the policy already exempts; installs nothing where the API server has no ValidatingAdmissionPolicy", async () => {
+    const cluster = new FakeCluster();
+    assert.deepEqual(await ensureTwinPolicy(cluster.client({ user: 'system:serviceaccount:a:binnacle-manager' }), logger), ['system:serviceaccount:a:binnacle-manager']);
+    assert.deepEqual(await ensureTwinPolicy(cluster.client({ user: 'admin' }), logger), ['admin', 'system:serviceaccount:a:binnacle-manager']);
+    const policy = cluster.get({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicy', name: TWIN_POLICY_NAME });
+    assert.match(JSON.stringify(policy?.spec), /\[\\"admin\\", \\"system:serviceaccount:a:binnacle-manager\\"\]/);
+    const none = new FakeCluster();
+    none.unknownKinds.add('ValidatingAdmissionPolicy');
+    assert.equal(await ensureTwinPolicy(none.client(), logger), undefined);
+    assert.deepEqual(none.writes, []);
+  });
+});
