@@ -129,10 +129,17 @@ apt_install() {
 # scenarios): the prerequisites, the pinned Node, node_modules, Debian packages, and the control
 # plane's tools built into .cache/bin and put on PATH. Run from the checkout's root.
 ensure_cluster_tools() {
+  ensure_node_and_packages
+  build_cluster_tools
+}
+# Its two halves (hack/test.sh runs its checks between them, beside the build).
+ensure_node_and_packages() {
   ensure_prerequisites
   use_pinned_node
   ensure_node_modules
   ensure_apt_packages
+}
+build_cluster_tools() {
   step "build control-plane tools (cached in .cache/bin; minutes the first time)"
   bash hack/build-tools.sh
   export PATH="$PWD/.cache/bin:$PATH"
