@@ -10,7 +10,7 @@
  */
 import type { Logger } from 'pino';
 import type { Discovery, ObjectReader, ObjectWriter } from '../kube/ports.js';
-import { ADMISSION_API, celHasLabel, celNotExempt, celString, clientIdentity, installExemptingPolicy, servesAdmissionPolicies } from '../kube/admission-policy.js';
+import { celHasLabel, celNotExempt, celString, clientIdentity, installExemptingPolicy, policyWithBinding, servesAdmissionPolicies } from '../kube/admission-policy.js';
 import type { KubeObject } from '../kube/types.js';
 import { API_VERSION, GROUP, LABEL_OWNER_KIND, LABEL_OWNER_NAME } from '../api/types.js';
 import { BinnacleError } from '../util/errors.js';
@@ -101,38 +101,28 @@ export function protectionExpressions(exemptUsers: readonly string[]): {
 /** The ValidatingAdmissionPolicy and its binding; `exemptUsers` may do anything. */
 export function protectionPolicy(exemptUsers: readonly string[]): KubeObject[] {
   const x = protectionExpressions([...new Set(exemptUsers)].sort());
-  const labels = { 'app.kubernetes.io/part-of': 'binnacle' };
-  return [
+  return policyWithBinding(
+    PROTECTION_POLICY_NAME,
     {
-      apiVersion: ADMISSION_API,
-      kind: 'ValidatingAdmissionPolicy',
-      metadata: { name: PROTECTION_POLICY_NAME, labels },
-      spec: {
-        failurePolicy: 'Fail',
-        matchConstraints: {
-          resourceRules: [{ apiGroups: [GROUP], apiVersions: ['*'], operations: ['UPDATE', 'DELETE'], resources: ['clusterextensions'] }],
-        },
-        matchConditions: [
-          { name: 'owned-by-a-platform-operator', expression: x.ownedByPlatformOperator },
-          { name: 'not-binnacle-or-the-garbage-collector', expression: x.notExempt },
-        ],
-        variables: [
-          { name: 'platformOperator', expression: x.platformOperator },
-          { name: 'packageName', expression: x.packageName },
-        ],
-        validations: [
-          { expression: x.deleteAllowed, messageExpression: x.deleteMessage, reason: 'Forbidden' },
-          { expression: x.updateAllowed, messageExpression: x.updateMessage, reason: 'Forbidden' },
-        ],
+      failurePolicy: 'Fail',
+      matchConstraints: {
+        resourceRules: [{ apiGroups: [GROUP], apiVersions: ['*'], operations: ['UPDATE', 'DELETE'], resources: ['clusterextensions'] }],
       },
+      matchConditions: [
+        { name: 'owned-by-a-platform-operator', expression: x.ownedByPlatformOperator },
+        { name: 'not-binnacle-or-the-garbage-collector', expression: x.notExempt },
+      ],
+      variables: [
+        { name: 'platformOperator', expression: x.platformOperator },
+        { name: 'packageName', expression: x.packageName },
+      ],
+      validations: [
+        { expression: x.deleteAllowed, messageExpression: x.deleteMessage, reason: 'Forbidden' },
+        { expression: x.updateAllowed, messageExpression: x.updateMessage, reason: 'Forbidden' },
+      ],
     },
-    {
-      apiVersion: ADMISSION_API,
-      kind: 'ValidatingAdmissionPolicyBinding',
-      metadata: { name: PROTECTION_POLICY_NAME, labels },
-      spec: { policyName: PROTECTION_POLICY_NAME, validationActions: ['Deny'] },
-    },
-  ];
+    ['Deny'],
+  );
 }
 
 // --- installing it ----------------------------------------------------------------------------

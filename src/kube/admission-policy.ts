@@ -57,6 +57,15 @@ export async function servesAdmissionPolicies(client: Pick<Discovery, 'resourceF
   }
 }
 
+/** A ValidatingAdmissionPolicy of Binnacle's and its binding (to every object it matches), with `validationActions`. */
+export function policyWithBinding(name: string, spec: Record<string, unknown>, validationActions: readonly ('Deny' | 'Warn' | 'Audit')[]): KubeObject[] {
+  const labels = { 'app.kubernetes.io/part-of': 'binnacle' };
+  return [
+    { apiVersion: ADMISSION_API, kind: 'ValidatingAdmissionPolicy', metadata: { name, labels }, spec },
+    { apiVersion: ADMISSION_API, kind: 'ValidatingAdmissionPolicyBinding', metadata: { name, labels }, spec: { policyName: name, validationActions: [...validationActions] } },
+  ];
+}
+
 /** The identities the installed policy `name` records as exempt; none when it is missing or its record is not a list of names. */
 async function recordedExempt(client: Pick<ObjectReader, 'find'>, name: string): Promise<string[]> {
   const live = await client.find({ apiVersion: ADMISSION_API, kind: 'ValidatingAdmissionPolicy', name });

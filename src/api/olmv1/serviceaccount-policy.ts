@@ -18,6 +18,7 @@
  *
  * Either way the warning comes from the API server (no webhook), and nothing is refused.
  */
+import { policyWithBinding } from '../../kube/admission-policy.js';
 import type { KubeObject } from '../../kube/types.js';
 import { OLMV1_GROUP } from './types.js';
 
@@ -47,24 +48,14 @@ export const SERVICEACCOUNT_UNSET_EXPRESSION = "!has(object.spec.serviceAccount)
 
 /** The ValidatingAdmissionPolicy and its `Warn` binding, as OLM's chart ships them, worded for `mode`. */
 export function serviceAccountPolicy(mode: ServiceAccountMode): KubeObject[] {
-  const labels = { 'app.kubernetes.io/part-of': 'binnacle' };
   const message = mode === 'Ignore' ? OLMV1_SERVICEACCOUNT_DEPRECATED_MESSAGE : BINNACLE_SERVICEACCOUNT_DEPRECATED_MESSAGE;
-  return [
+  return policyWithBinding(
+    SERVICEACCOUNT_POLICY_NAME,
     {
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'ValidatingAdmissionPolicy',
-      metadata: { name: SERVICEACCOUNT_POLICY_NAME, labels },
-      spec: {
-        failurePolicy: 'Ignore',
-        matchConstraints: { resourceRules: [{ apiGroups: [OLMV1_GROUP], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['clusterextensions'] }] },
-        validations: [{ expression: SERVICEACCOUNT_UNSET_EXPRESSION, message }],
-      },
+      failurePolicy: 'Ignore',
+      matchConstraints: { resourceRules: [{ apiGroups: [OLMV1_GROUP], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['clusterextensions'] }] },
+      validations: [{ expression: SERVICEACCOUNT_UNSET_EXPRESSION, message }],
     },
-    {
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'ValidatingAdmissionPolicyBinding',
-      metadata: { name: SERVICEACCOUNT_POLICY_NAME, labels },
-      spec: { policyName: SERVICEACCOUNT_POLICY_NAME, validationActions: ['Warn'] },
-    },
-  ];
+    ['Warn'],
+  );
 }

@@ -10,7 +10,7 @@
  * gains nothing and is let through (the garbage collector does, when orphaning).
  */
 import type { Logger } from 'pino';
-import { ADMISSION_API, celHasLabel, celNotExempt, celString, clientIdentity, installExemptingPolicy, servesAdmissionPolicies } from '../../kube/admission-policy.js';
+import { celHasLabel, celNotExempt, celString, clientIdentity, installExemptingPolicy, policyWithBinding, servesAdmissionPolicies } from '../../kube/admission-policy.js';
 import type { Discovery, ObjectReader, ObjectWriter } from '../../kube/ports.js';
 import type { KubeObject } from '../../kube/types.js';
 import { GROUP } from '../types.js';
@@ -37,29 +37,19 @@ export function twinPolicyExpressions(exemptUsers: readonly string[]): { notExem
 /** The ValidatingAdmissionPolicy and its `Deny` binding; `exemptUsers` may do anything. */
 export function twinPolicy(exemptUsers: readonly string[]): KubeObject[] {
   const x = twinPolicyExpressions(exemptUsers);
-  const labels = { 'app.kubernetes.io/part-of': 'binnacle' };
-  return [
+  return policyWithBinding(
+    TWIN_POLICY_NAME,
     {
-      apiVersion: ADMISSION_API,
-      kind: 'ValidatingAdmissionPolicy',
-      metadata: { name: TWIN_POLICY_NAME, labels },
-      spec: {
-        failurePolicy: 'Fail',
-        matchConstraints: { resourceRules: [{ apiGroups: [GROUP], apiVersions: ['*'], operations: ['CREATE', 'UPDATE'], resources: ['clusterextensions'] }] },
-        matchConditions: [{ name: 'not-binnacle', expression: x.notExempt }],
-        validations: [
-          { expression: x.labelKept, messageExpression: x.message, reason: 'Forbidden' },
-          { expression: x.referencesKept, messageExpression: x.message, reason: 'Forbidden' },
-        ],
-      },
+      failurePolicy: 'Fail',
+      matchConstraints: { resourceRules: [{ apiGroups: [GROUP], apiVersions: ['*'], operations: ['CREATE', 'UPDATE'], resources: ['clusterextensions'] }] },
+      matchConditions: [{ name: 'not-binnacle', expression: x.notExempt }],
+      validations: [
+        { expression: x.labelKept, messageExpression: x.message, reason: 'Forbidden' },
+        { expression: x.referencesKept, messageExpression: x.message, reason: 'Forbidden' },
+      ],
     },
-    {
-      apiVersion: ADMISSION_API,
-      kind: 'ValidatingAdmissionPolicyBinding',
-      metadata: { name: TWIN_POLICY_NAME, labels },
-      spec: { policyName: TWIN_POLICY_NAME, validationActions: ['Deny'] },
-    },
-  ];
+    ['Deny'],
+  );
 }
 
 /**
