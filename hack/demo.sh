@@ -82,15 +82,18 @@ kubectl wait helmoperator/pushgateway --for=condition=Ready --timeout=180s
 # kubectl's cache for what follows.
 explain=(explain pushgateways.spec.replicaCount --api-version=demo.binnacle.dev/v1alpha1)
 if ! kubectl "${explain[@]}" >/dev/null 2>&1; then
+  # A fresh cache for the rest of the demo (KUBECACHEDIR): refreshing the old one left kubectl's
+  # cached OpenAPI behind once (a cold CI), and explain failed after discovery had the kind.
   fresh=$(mktemp -d)
+  seen=""
   for i in $(seq 1 30); do
-    kubectl --cache-dir "$fresh/$i" "${explain[@]}" >/dev/null 2>&1 && break
+    if kubectl --cache-dir "$fresh/$i" "${explain[@]}" >/dev/null 2>&1; then seen="$fresh/$i"; break; fi
     [ "$i" = 1 ] && echo "binnacle: kubectl does not see Pushgateway yet although the HelmOperator is Ready; asking again" >&2
     sleep 1
   done
-  rm -rf "$fresh"
-  echo "binnacle: kubectl's discovery cache predated the Pushgateway kind; refreshed it" >&2
-  kubectl api-resources --api-group=demo.binnacle.dev >/dev/null
+  [ -n "$seen" ] || { echo "binnacle: kubectl still does not see Pushgateway 30 s after the HelmOperator said Ready" >&2; exit 1; }
+  echo "binnacle: kubectl's discovery cache predated the Pushgateway kind; kubectl uses a fresh one from here ($seen)" >&2
+  export KUBECACHEDIR="$seen"
 fi
 kubectl "${explain[@]}" | sed -n "1,8p"
 # The team's namespace: its admin grants the release identity what the chart needs there.

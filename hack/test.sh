@@ -21,6 +21,7 @@ if [ "${BINNACLE_SKIP_CHECKS:-}" != 1 ]; then  # a developer's shortcut; CI alwa
   check() { local rc=0; "${@:2}" > ".cache/$1.log" 2>&1 || rc=$?; echo "$rc" > ".cache/$1.rc"; }
   { check type-check npx tsc --noEmit -p .; check lint npx eslint .; } &
   checks_pid=$!
+  trap 'kill "$checks_pid" 2>/dev/null || true' EXIT  # a failed tool build leaves no checks running
 fi
 build_cluster_tools
 if [ -n "$checks_pid" ]; then
@@ -145,10 +146,16 @@ for ((k = 2; k <= lanes; k++)); do
   lane_pids+=("$!")
 done
 if [ ${#units[@]} -gt 0 ]; then
-  step "run ${#units[@]} unit test files"
   # In one process (no child per file): the 280 files' start-up (Node, tsx, their imports) was
   # half the unit run's CPU, which the e2e lanes running beside it need (a cold CI on two cores).
-  run_tests "$results/unit.tap" none "${units[@]}" || status=$?
+  # Files that read the process's own memory or may stop the process (they say so on a line
+  # `// test process: its own`) run each in a process of their own, as before.
+  mapfile -t own < <(grep -lx '// test process: its own.*' "${units[@]}" || true)
+  shared=()
+  for f in "${units[@]}"; do printf '%s\n' "${own[@]}" | grep -qxF "$f" || shared+=("$f"); done
+  step "run ${#units[@]} unit test files (${#shared[@]} in one process, ${#own[@]} each in its own)"
+  run_tests "$results/unit.tap" none "${shared[@]}" || status=$?
+  [ ${#own[@]} -eq 0 ] || run_tests "$results/unit-own.tap" "" "${own[@]}" || status=$?
 fi
 if [ "$lanes" -ge 1 ]; then
   step "e2e lane 1 takes files from the queue (${#e2es[@]} end-to-end and corpus files in $lanes lanes)"
@@ -163,14 +170,19 @@ set -e
 count() { awk -v k="$1" '$1=="#" && $2==k {n=$3} END {print n+0}' "$2"; }
 pass=0; fail=0
 taps=("$results"/*.tap)
+unfinished=()
 for t in "${taps[@]}"; do
   [ -f "$t" ] || continue
   pass=$((pass + $(count pass "$t"))); fail=$((fail + $(count fail "$t")))
+  # A run whose process stopped before its tests did (process.exit, a crash) writes no summary:
+  # counted as a failure, named below, never as nothing.
+  grep -q '^# fail ' "$t" || { unfinished+=("$t"); fail=$((fail + 1)); status=1; }
 done
 echo
 if [ "$fail" -gt 0 ]; then
   step "failed tests"
   node hack/tap-failures.mjs "${taps[@]}"
+  for t in "${unfinished[@]}"; do echo "✖ $t: its test process stopped before the tests ended (no summary; the output above says where)"; done
 fi
 step "the ten slowest test files (seconds)"
 # A run of chosen files may have no times: cat's complaint must not end the script.

@@ -5,8 +5,8 @@
  * start-up: DELETE of such an extension, or an UPDATE that changes its spec or its ownership,
  * is refused with a message saying how to do it instead — unless the request comes from the
  * manager itself (whatever identity it runs as, asked of the API server with a
- * SelfSubjectReview; every manager's that has run on the cluster: kube/admission-policy.ts) or
- * from the garbage collector removing a deleted PlatformOperator's extensions. Status is a subresource the policy does not match, so status writes go through.
+ * SelfSubjectReview) or from the garbage collector removing a deleted PlatformOperator's
+ * extensions. Status is a subresource the policy does not match, so status writes go through.
  */
 import type { Logger } from 'pino';
 import type { Discovery, ObjectReader, ObjectWriter } from '../kube/ports.js';
@@ -133,7 +133,7 @@ export function protectionPolicy(exemptUsers: readonly string[]): KubeObject[] {
  * server serves no ValidatingAdmissionPolicy (before Kubernetes 1.30) and nothing is protected.
  */
 export async function ensurePlatformProtection(
-  client: Pick<ObjectWriter, 'create' | 'apply'> & Pick<ObjectReader, 'find'> & Pick<Discovery, 'resourceFor'>,
+  client: Pick<ObjectWriter, 'create' | 'apply'> & Pick<Discovery, 'resourceFor'>,
   logger: Logger,
   alsoExempt: readonly string[] = [],
 ): Promise<string[] | undefined> {
@@ -141,7 +141,7 @@ export async function ensurePlatformProtection(
     logger.warn('the API server serves no ValidatingAdmissionPolicy: PlatformOperators’ extensions are not protected from direct deletion');
     return undefined;
   }
-  const exempt = await installExemptingPolicy(client, PROTECTION_POLICY_NAME, [await clientIdentity(client), ...GARBAGE_COLLECTOR_IDENTITIES, ...alsoExempt], protectionPolicy);
+  const exempt = await installExemptingPolicy(client, [await clientIdentity(client), ...GARBAGE_COLLECTOR_IDENTITIES, ...alsoExempt], protectionPolicy);
   logger.info({ exempt }, 'PlatformOperators’ extensions are protected');
   return exempt;
 }

@@ -5,6 +5,7 @@
  * the per-catalog limit (it is held whole in memory), and those bytes parse into at most one value
  * per BYTES_PER_ITEM bytes of that limit, with at most MAX_LOAD_PROBLEMS problems.
  */
+// test process: its own (it reads the process's peak memory, and its endless-read guard stops the process)
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { constants } from 'node:fs';

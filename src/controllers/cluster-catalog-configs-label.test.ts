@@ -4,6 +4,7 @@
  * climbs out (`../`) to another image's tree in the shared cache, to a host directory, or to
  * /dev/zero is refused before anything is read, InvalidCatalog naming the label, its value and why.
  */
+// test process: its own (its endless-read guard stops the process)
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';

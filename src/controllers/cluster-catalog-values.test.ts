@@ -3,6 +3,7 @@
  * objects: 427 MiB of heap and 1 GiB of peak RSS once parsed, the manager's whole limit) is
  * refused before it is parsed: InvalidCatalog naming the file and why, nothing served.
  */
+// test process: its own (its endless-read guard stops the process)
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';

@@ -4,6 +4,7 @@
  * and the real registry and store. Each step's failure branch, and at most one status write per
  * reconcile.
  */
+// test process: its own (its endless-read guard stops the process)
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { access, cp, mkdir, mkdtemp, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';

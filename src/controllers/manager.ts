@@ -498,7 +498,6 @@ async function serveOlmv1(o: ManagerOptions): Promise<{ serve: boolean }> {
   const verdict: Olmv1CrdsVerdict = await ensureOlmv1Crds(o.client, o.logger, { objectSets: o.olmv1?.objectSets === true });
   if (verdict.serve) {
     await ensureServiceAccountPolicy(o.client, o.logger, o.olmv1?.serviceAccount ?? 'Use');
-    await ensureTwinPolicy(o.client, o.logger);
     return { serve: true };
   }
   const events = new EventRecorder(o.client, 'binnacle-manager', o.logger);
@@ -535,6 +534,8 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
     await o.client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: systemNamespaceOf(o) } });
     // issue 12 §6: only this manager (and the garbage collector) may remove PlatformOperators' extensions.
     await ensurePlatformProtection(o.client, logger);
+    // Whether or not this manager serves OLM v1's API: a twin's standing is read either way.
+    await ensureTwinPolicy(o.client, logger);
     catalogServer = await serveCatalogs(o, catalogs);
   } catch (err) {
     // A manager that cannot start must not linger answering /healthz: close, so the process ends (with the start's error).

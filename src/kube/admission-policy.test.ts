@@ -1,13 +1,12 @@
 /**
  * The pieces Binnacle's admission policies share: CEL literals, the manager's identity, and the
- * exempt identities recorded on the policy so that managers of several identities add theirs
- * instead of taking the others' away; over the one fake cluster.
+ * policy installed exempting the starting manager's identities alone; over the one fake cluster.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeCluster } from './fake-cluster.test-helper.js';
 import type { KubeObject } from './types.js';
-import { ADMISSION_API, celString, celStringList, clientIdentity, EXEMPT_IDENTITIES_ANNOTATION, installExemptingPolicy, servesAdmissionPolicies } from './admission-policy.js';
+import { ADMISSION_API, celString, celStringList, clientIdentity, installExemptingPolicy, policyWithBinding, servesAdmissionPolicies } from './admission-policy.js';
 
 describe('CEL literals', () => {
   it('quotes and escapes strings the way CEL reads them', () => {
@@ -19,35 +18,20 @@ describe('CEL literals', () => {
 });
 
 /** A policy and its binding exempting `exempt`, as a policy module builds them. */
-const build = (exempt: readonly string[]): KubeObject[] => [
-  { apiVersion: ADMISSION_API, kind: 'ValidatingAdmissionPolicy', metadata: { name: 'p', labels: { a: 'b' } }, spec: { matchConditions: [{ name: 'x', expression: celStringList(exempt) }] } },
-  { apiVersion: ADMISSION_API, kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: 'p' }, spec: { policyName: 'p', validationActions: ['Deny'] } },
-];
+const build = (exempt: readonly string[]): KubeObject[] => policyWithBinding('p', { matchConditions: [{ name: 'x', expression: celStringList(exempt) }] }, ['Deny']);
 
-const exemptOf = (cluster: FakeCluster): unknown => {
-  const p = cluster.get({ apiVersion: ADMISSION_API, kind: 'ValidatingAdmissionPolicy', name: 'p' });
-  return [JSON.parse(p?.metadata.annotations?.[EXEMPT_IDENTITIES_ANNOTATION] ?? 'null'), (p?.spec as { matchConditions: { expression: string }[] }).matchConditions[0]?.expression];
-};
+const exemptOf = (cluster: FakeCluster): unknown => (cluster.get({ apiVersion: ADMISSION_API, kind: 'ValidatingAdmissionPolicy', name: 'p' })?.spec as { matchConditions: { expression: string }[] }).matchConditions[0]?.expression;
 
 describe('installExemptingPolicy', () => {
-  it('a second manager of another identity adds its own to those the policy exempts; the first is kept', async () => {
+  it('exempts the starting manager’s identities alone: one that ran a manager before is not kept', async () => {
     const cluster = new FakeCluster();
-    assert.deepEqual(await installExemptingPolicy(cluster.client(), 'p', ['manager-a'], build), ['manager-a']);
-    assert.deepEqual(exemptOf(cluster), [['manager-a'], '["manager-a"]']);
-    assert.deepEqual(await installExemptingPolicy(cluster.client(), 'p', ['manager-b'], build), ['manager-a', 'manager-b']);
-    assert.deepEqual(exemptOf(cluster), [['manager-a', 'manager-b'], '["manager-a", "manager-b"]']);
-    // Starting again adds nothing twice; the binding is installed beside it.
-    assert.deepEqual(await installExemptingPolicy(cluster.client(), 'p', ['manager-a'], build), ['manager-a', 'manager-b']);
-    assert.ok(cluster.get({ apiVersion: ADMISSION_API, kind: 'ValidatingAdmissionPolicyBinding', name: 'p' }) !== undefined);
-    assert.equal(cluster.get({ apiVersion: ADMISSION_API, kind: 'ValidatingAdmissionPolicy', name: 'p' })?.metadata.labels?.a, 'b', "the policy's own metadata kept");
-  });
-
-  it('a record that is not a list of names is read as none: only this manager is exempt', async () => {
-    for (const planted of ['not json', '{"a":1}', '[1, "", "ok"]']) {
-      const cluster = new FakeCluster({ objects: [{ apiVersion: ADMISSION_API, kind: 'ValidatingAdmissionPolicy', metadata: { name: 'p', annotations: { [EXEMPT_IDENTITIES_ANNOTATION]: planted } }, spec: {} }] });
-      const got = await installExemptingPolicy(cluster.client(), 'p', ['manager-a'], build);
-      assert.deepEqual(got, planted.startsWith('[') ? ['manager-a', 'ok'] : ['manager-a'], planted);
-    }
+    assert.deepEqual(await installExemptingPolicy(cluster.client(), ['manager-a', 'gc', 'manager-a'], build), ['gc', 'manager-a']);
+    assert.equal(exemptOf(cluster), '["gc", "manager-a"]');
+    assert.deepEqual(await installExemptingPolicy(cluster.client(), ['manager-b'], build), ['manager-b']);
+    assert.equal(exemptOf(cluster), '["manager-b"]');
+    const binding = cluster.get({ apiVersion: ADMISSION_API, kind: 'ValidatingAdmissionPolicyBinding', name: 'p' });
+    assert.deepEqual(binding?.spec, { policyName: 'p', validationActions: ['Deny'] });
+    assert.equal(binding?.metadata.labels?.['app.kubernetes.io/part-of'], 'binnacle');
   });
 });
 

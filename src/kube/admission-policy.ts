@@ -4,19 +4,15 @@
  *
  * - CEL literals, written the way CEL reads them.
  * - Who the manager is: asked of the API server (SelfSubjectReview), whatever identity it runs as.
- * - Which identities a policy exempts: recorded on the policy (annotation), so that managers of
- *   several identities on one cluster (one moving from a process to a Pod, or test managers side
- *   by side) add theirs instead of taking the others' away. Deleting the policy resets the list;
- *   each manager installs it again at start.
+ * - Which identities a policy exempts: the starting manager's (and the few it names), never a
+ *   list that grows with every identity that once ran a manager.
  */
 import { BinnacleError } from '../util/errors.js';
 import { isNotFound } from './errors.js';
-import type { Discovery, ObjectReader, ObjectWriter } from './ports.js';
+import type { Discovery, ObjectWriter } from './ports.js';
 import type { KubeObject } from './types.js';
 
 export const ADMISSION_API = 'admissionregistration.k8s.io/v1';
-/** On a policy: the JSON list of the identities it exempts. */
-export const EXEMPT_IDENTITIES_ANNOTATION = 'binnacle.dev/exempt-identities';
 
 /** A CEL string literal. JSON's escapes (\" \\ \n \uXXXX …) are all valid CEL escapes. */
 export function celString(s: string): string {
@@ -66,33 +62,13 @@ export function policyWithBinding(name: string, spec: Record<string, unknown>, v
   ];
 }
 
-/** The identities the installed policy `name` records as exempt; none when it is missing or its record is not a list of names. */
-async function recordedExempt(client: Pick<ObjectReader, 'find'>, name: string): Promise<string[]> {
-  const live = await client.find({ apiVersion: ADMISSION_API, kind: 'ValidatingAdmissionPolicy', name });
-  const text = live?.metadata.annotations?.[EXEMPT_IDENTITIES_ANNOTATION];
-  if (text === undefined) return [];
-  try {
-    const parsed: unknown = JSON.parse(text);
-    return Array.isArray(parsed) ? parsed.filter((x): x is string => typeof x === 'string' && x !== '') : [];
-  } catch {
-    return [];
-  }
-}
-
 /**
- * Installs (or updates) a policy and its binding, built by `build` for the identities it exempts:
- * `exempt` and those the installed policy already exempts. Answers the identities exempted.
+ * Installs (or updates) a policy and its binding, built by `build` for the identities it exempts.
+ * The last manager to start decides them: an identity that ran a manager before (a person's, a
+ * namespace's since removed) is not kept exempt.
  */
-export async function installExemptingPolicy(
-  client: Pick<ObjectWriter, 'apply'> & Pick<ObjectReader, 'find'>,
-  name: string,
-  exempt: readonly string[],
-  build: (exempt: readonly string[]) => KubeObject[],
-): Promise<string[]> {
-  const all = [...new Set([...(await recordedExempt(client, name)), ...exempt])].sort();
-  for (const obj of build(all)) {
-    const annotated = obj.kind === 'ValidatingAdmissionPolicy' ? { ...obj, metadata: { ...obj.metadata, annotations: { ...obj.metadata.annotations, [EXEMPT_IDENTITIES_ANNOTATION]: JSON.stringify(all) } } } : obj;
-    await client.apply(annotated, { force: true });
-  }
+export async function installExemptingPolicy(client: Pick<ObjectWriter, 'apply'>, exempt: readonly string[], build: (exempt: readonly string[]) => KubeObject[]): Promise<string[]> {
+  const all = [...new Set(exempt)].sort();
+  for (const obj of build(all)) await client.apply(obj, { force: true });
   return all;
 }

@@ -66,10 +66,11 @@ after(() => {
   server.close();
 });
 
-beforeEach(() => {
+/** Each test starts with nothing seen and no refusals planned (in each describe: a top-level hook would run before every file's tests where unit files share a process). */
+function freshServerState(): void {
   seen = [];
   refusals = new Map();
-});
+}
 
 async function client(o: { rateLimit?: RateLimit | false; clock: FakeClock; timeoutMs?: number }): Promise<KubeClient> {
   const kc = new KubeConfig();
@@ -87,6 +88,7 @@ const cm = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 
 const CM_PATH = '/api/v1/namespaces/ns/configmaps';
 
 describe('429 and Retry-After', () => {
+  beforeEach(freshServerState);
   it('waits as Retry-After says and sends the request again, until it is answered', async () => {
     const clock = new FakeClock();
     const c = await client({ clock });
@@ -190,6 +192,7 @@ describe('429 and Retry-After', () => {
 });
 
 describe('client-side rate limit', () => {
+  beforeEach(freshServerState);
   it('holds each identity to its own bucket: the one the client impersonates does not wait for the client, nor the client for it', async () => {
     const clock = new FakeClock();
     const c = await client({ clock, rateLimit: { qps: 2, burst: 2 } });

@@ -10,6 +10,8 @@ const GROWTH_BYTES = 64 * 1024 * 1024;
 /**
  * Runs `fn`. When, before it settles, the process's memory grows by more than 64 MiB or `ms`
  * pass, the process says so on stderr and exits with 1 (the runner reports this file as failed).
+ * A file that uses it runs in a process of its own: it says `// test process: its own` on a line
+ * of its own (hack/test.sh runs the other unit files in one process, which this would end).
  * Not for a read that blocks in a system call (the open of a FIFO nobody writes): exit waits for
  * that thread; the test must unblock it itself.
  */

@@ -91,8 +91,9 @@ const manifestSpec = { namespace: ns, source: { sourceType: 'Catalog', catalog: 
 /**
  * Only the manager makes twins (api/olmv1/twin-policy.ts): a tenant who may write binnacle.dev
  * ClusterExtensions is refused by the API server when it makes one read as `v1`'s twin (the
- * label, an owner reference to it, or both) or points the twin elsewhere; a plain one goes
- * through. Server-side dry runs: admission runs, nothing is kept.
+ * label, an owner reference to it, or both), points the twin elsewhere or changes its spec or
+ * binnacle.dev annotations; a plain one, and the twin's other metadata, go through. Server-side
+ * dry runs: admission runs, nothing is kept.
  */
 async function onlyTheManagerMakesTwins(v1: Olmv1ClusterExtension): Promise<void> {
   const user = uniqueName('olmv1-tenant');
@@ -127,6 +128,21 @@ async function onlyTheManagerMakesTwins(v1: Olmv1ClusterExtension): Promise<void
     // The twin itself, pointed at another object by the tenant.
     const elsewhere = { ...twin, metadata: { name: ceName, labels: { ...twin.metadata.labels, [LABEL_OLMV1_TWIN_OF]: 'another-uid' } } };
     await assert.rejects(tenant.apply(elsewhere, { dryRun: true, force: true }), (err: unknown) => denial(err) !== undefined, 'the twin repointed');
+    // …or reshaped: its spec and its binnacle.dev annotations are the manager's (an approval, adoptExisting).
+    // (Whole specs: server-side apply checks the applied object's required fields.)
+    const twinRef = { apiVersion: API_VERSION, kind: 'ClusterExtension', metadata: { name: ceName }, spec: twin.spec };
+    const reshaped = [
+      { ...twinRef, spec: { ...twin.spec, install: { ...twin.spec.install, adoptExisting: true } } },
+      { ...twinRef, metadata: { name: ceName, annotations: { [ANNOTATION_APPROVED_PLAN]: 'planted' } } },
+    ];
+    for (const obj of reshaped) {
+      await assert.rejects(tenant.apply(obj, { dryRun: true, force: true }), (err: unknown) => {
+        assert.match(denial(err) ?? String(err), /is the twin Binnacle's manager keeps of an OLM v1 ClusterExtension/, JSON.stringify(obj));
+        return true;
+      });
+    }
+    // Other metadata is anyone's who may write it (a merge patch: written, harmless).
+    await tenant.patch({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: ceName }, { metadata: { annotations: { 'example.com/note': 'seen' } } });
     // A plain binnacle.dev ClusterExtension is the tenant's to write.
     await tenant.apply(forged(undefined, undefined), { dryRun: true });
   } finally {

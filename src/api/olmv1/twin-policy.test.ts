@@ -35,7 +35,7 @@ const ce = (labels?: Record<string, string>, ownerReferences?: Record<string, un
 function admitted(object: unknown, oldObject: unknown, user = 'mallory'): boolean {
   const request = { userInfo: { username: user } };
   if (evaluate(x.notExempt, { request }) !== true) return true;
-  return [x.labelKept, x.referencesKept].every((e) => evaluate(e, { object, oldObject, request }) === true);
+  return [x.labelKept, x.referencesKept, x.twinKept].every((e) => evaluate(e, { object, oldObject, request }) === true);
 }
 
 const twin = ce({ [LABEL_OLMV1_TWIN_OF]: UID }, [ref(UID)]);
@@ -50,15 +50,32 @@ describe('the twin policy', () => {
     assert.equal(admitted(ce(), null), true, 'a plain one');
   });
 
-  it('refuses a tenant who adds or changes them on an existing one; keeping or removing them goes through', () => {
+  it('refuses a tenant who adds or changes them on an existing one; the garbage collector orphaning it goes through', () => {
     assert.equal(admitted(twin, ce()), false, 'made a twin');
     assert.equal(admitted(ce({ [LABEL_OLMV1_TWIN_OF]: OTHER }, [ref(UID)]), twin), false, 'label pointed elsewhere');
     assert.equal(admitted(ce({ [LABEL_OLMV1_TWIN_OF]: UID }, [ref(OTHER)]), twin), false, 'reference pointed elsewhere');
     assert.equal(admitted(ce({ [LABEL_OLMV1_TWIN_OF]: UID }, [ref(UID, { controller: false })]), twin), false, 'a field of the reference changed');
     assert.equal(admitted(ce({ [LABEL_OLMV1_TWIN_OF]: UID }, [ref(UID), ref(OTHER)]), twin), false, 'a second reference added');
-    assert.equal(admitted({ ...twin, spec: { namespace: 'elsewhere' } }, twin), true, 'a spec change, label and reference kept (the manager puts it back)');
     assert.equal(admitted(ce({ [LABEL_OLMV1_TWIN_OF]: UID }), twin), true, 'the reference removed (the garbage collector orphaning)');
-    assert.equal(admitted(ce(undefined, [ref(UID)]), twin), true, 'the label removed');
+    assert.equal(admitted(ce(undefined, [ref(UID)]), twin), false, 'the label removed');
+    assert.equal(admitted(ce({ [LABEL_OLMV1_TWIN_OF]: UID }, [ref(UID)]), ce(undefined, [ref(UID)])), false, 'the label put back by a tenant');
+  });
+
+  it("refuses a tenant's change to an existing twin's spec or binnacle.dev labels and annotations; other metadata goes through", () => {
+    const withSpec = (spec: unknown, labels: Record<string, string> = {}, annotations?: Record<string, string>): unknown => ({ metadata: { ...twin.metadata, labels: { ...twin.metadata.labels, ...labels }, ...(annotations === undefined ? {} : { annotations }) }, spec });
+    const before = withSpec({ namespace: 'ops' }, {}, { 'example.com/note': 'a', 'binnacle.dev/upgrade-approval': 'Manual' });
+    const refused: [string, unknown][] = [
+      ['a spec change (adoptExisting)', withSpec({ namespace: 'ops', install: { adoptExisting: true } }, {}, { 'example.com/note': 'a', 'binnacle.dev/upgrade-approval': 'Manual' })],
+      ['an approval planted', withSpec({ namespace: 'ops' }, {}, { 'example.com/note': 'a', 'binnacle.dev/upgrade-approval': 'Manual', 'binnacle.dev/approved-plan': 'x' })],
+      ['a binnacle.dev annotation changed', withSpec({ namespace: 'ops' }, {}, { 'example.com/note': 'a', 'binnacle.dev/upgrade-approval': 'Automatic' })],
+      ['a binnacle.dev annotation removed', withSpec({ namespace: 'ops' }, {}, { 'example.com/note': 'a' })],
+      ['a binnacle.dev label added', withSpec({ namespace: 'ops' }, { 'binnacle.dev/owner-kind': 'PlatformOperator' }, { 'example.com/note': 'a', 'binnacle.dev/upgrade-approval': 'Manual' })],
+    ];
+    for (const [what, object] of refused) assert.equal(admitted(object, before), false, what);
+    assert.equal(admitted(withSpec({ namespace: 'ops' }, { team: 'x' }, { 'example.com/note': 'b', 'binnacle.dev/upgrade-approval': 'Manual' }), before), true, 'other labels and annotations');
+    assert.equal(admitted(withSpec({ namespace: 'ops', install: { adoptExisting: true } }), withSpec({ namespace: 'ops' }), 'system:serviceaccount:binnacle-system:binnacle-manager'), true, 'the manager');
+    const plain = ce({ team: 'x' });
+    assert.equal(admitted({ ...plain, spec: { namespace: 'elsewhere' } }, plain), true, "a plain extension's spec is its writer's");
   });
 
   it('lets the manager do anything', () => {
@@ -72,19 +89,21 @@ describe('the twin policy', () => {
     assert.equal((policy?.spec as { failurePolicy: string }).failurePolicy, 'Fail');
     assert.deepEqual(binding?.spec, { policyName: TWIN_POLICY_NAME, validationActions: ['Deny'] });
     for (const e of Object.values(x)) assert.ok(balanced(e), e);
+    assert.equal((policy?.spec as { validations: unknown[] }).validations.length, 3);
     const message = evaluate(x.message, { object: twin });
+    assert.equal(evaluate(x.twinMessage, { object: twin }), "ClusterExtension op is the twin Binnacle's manager keeps of an OLM v1 ClusterExtension: its spec and its binnacle.dev/ labels and annotations are the manager's. Change the olm.operatorframework.io/v1 ClusterExtension op instead (kubectl edit clusterextensions.olm.operatorframework.io op; binnacle upgrade, rollback and approve write it)");
     assert.equal(message, `ClusterExtension op: only Binnacle's manager makes an OLM v1 ClusterExtension's twin; the label ${LABEL_OLMV1_TWIN_OF} and owner references to olm.operatorframework.io objects cannot be added or changed. To install through OLM v1's API, create an olm.operatorframework.io/v1 ClusterExtension: Binnacle makes its twin`);
   });
 });
 
 describe('ensureTwinPolicy', () => {
   const logger = pino({ level: 'silent' });
-  it("exempts the manager's identity beside those the policy already exempts; installs nothing where the API server has no ValidatingAdmissionPolicy", async () => {
+  it("exempts the starting manager's identity alone; installs nothing where the API server has no ValidatingAdmissionPolicy", async () => {
     const cluster = new FakeCluster();
     assert.deepEqual(await ensureTwinPolicy(cluster.client({ user: 'system:serviceaccount:a:binnacle-manager' }), logger), ['system:serviceaccount:a:binnacle-manager']);
-    assert.deepEqual(await ensureTwinPolicy(cluster.client({ user: 'admin' }), logger), ['admin', 'system:serviceaccount:a:binnacle-manager']);
+    assert.deepEqual(await ensureTwinPolicy(cluster.client({ user: 'admin' }), logger), ['admin'], 'the manager before is not kept exempt');
     const policy = cluster.get({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicy', name: TWIN_POLICY_NAME });
-    assert.match(JSON.stringify(policy?.spec), /\[\\"admin\\", \\"system:serviceaccount:a:binnacle-manager\\"\]/);
+    assert.match(JSON.stringify(policy?.spec), /\[\\"admin\\"\]/);
     const none = new FakeCluster();
     none.unknownKinds.add('ValidatingAdmissionPolicy');
     assert.equal(await ensureTwinPolicy(none.client(), logger), undefined);

@@ -5,13 +5,15 @@
  * it. The API server does not check owner references, so whoever may create `binnacle.dev`
  * ClusterExtensions could write both. This ValidatingAdmissionPolicy (installed by the manager
  * with OLM v1's API, `Deny`) refuses a CREATE or UPDATE of a `binnacle.dev` ClusterExtension that
- * adds or changes the twin label or an owner reference to an OLM v1 object, unless the manager
- * itself asks (kube/admission-policy.ts: its identity, from the API server). Taking either away
+ * adds or changes the twin label or an owner reference to an OLM v1 object, or that changes an
+ * existing twin's spec or its binnacle.dev labels and annotations (an approval, adoptExisting, a
+ * conflict policy: the twin would keep its standing with them), unless the manager itself asks
+ * (kube/admission-policy.ts: its identity, from the API server). Taking an owner reference away
  * gains nothing and is let through (the garbage collector does, when orphaning).
  */
 import type { Logger } from 'pino';
 import { celHasLabel, celNotExempt, celString, clientIdentity, installExemptingPolicy, policyWithBinding, servesAdmissionPolicies } from '../../kube/admission-policy.js';
-import type { Discovery, ObjectReader, ObjectWriter } from '../../kube/ports.js';
+import type { Discovery, ObjectWriter } from '../../kube/ports.js';
 import type { KubeObject } from '../../kube/types.js';
 import { GROUP } from '../types.js';
 import { LABEL_OLMV1_TWIN_OF, OLMV1_GROUP } from './types.js';
@@ -19,18 +21,29 @@ import { LABEL_OLMV1_TWIN_OF, OLMV1_GROUP } from './types.js';
 export const TWIN_POLICY_NAME = 'binnacle-olmv1-twins';
 
 /** The expressions of the policy, built in one place so that tests can read them. */
-export function twinPolicyExpressions(exemptUsers: readonly string[]): { notExempt: string; labelKept: string; referencesKept: string; message: string } {
+export function twinPolicyExpressions(exemptUsers: readonly string[]): { notExempt: string; labelKept: string; referencesKept: string; twinKept: string; message: string; twinMessage: string } {
   const label = celString(LABEL_OLMV1_TWIN_OF);
   const olmv1Ref = `r.apiVersion.startsWith(${celString(`${OLMV1_GROUP}/`)})`;
+  const ours = celString(`${GROUP}/`);
+  /** Every binnacle.dev/ key of metadata.`field` is on both objects with one value (CEL; both objects present). */
+  const prefixedKept = (field: 'labels' | 'annotations'): string =>
+    `(!has(oldObject.metadata.${field}) || oldObject.metadata.${field}.all(k, !k.startsWith(${ours}) || (has(object.metadata.${field}) && k in object.metadata.${field} && object.metadata.${field}[k] == oldObject.metadata.${field}[k]))) && ` +
+    `(!has(object.metadata.${field}) || object.metadata.${field}.all(k, !k.startsWith(${ours}) || (has(oldObject.metadata.${field}) && k in oldObject.metadata.${field})))`;
   return {
     notExempt: celNotExempt(exemptUsers),
     // Unset, or set as it was (oldObject is null on CREATE).
     labelKept: `!${celHasLabel('object', LABEL_OLMV1_TWIN_OF)} || (oldObject != null && ${celHasLabel('oldObject', LABEL_OLMV1_TWIN_OF)} && object.metadata.labels[${label}] == oldObject.metadata.labels[${label}])`,
     // Every owner reference to an OLM v1 object was there before, the same in every field.
     referencesKept: `!has(object.metadata.ownerReferences) || object.metadata.ownerReferences.all(r, !(${olmv1Ref}) || (oldObject != null && has(oldObject.metadata.ownerReferences) && oldObject.metadata.ownerReferences.exists(o, o == r)))`,
+    // An existing twin is the manager's: its spec and binnacle.dev labels and annotations (an
+    // approval, adoptExisting, a conflict policy) change only through the OLM v1 object.
+    twinKept: `oldObject == null || !${celHasLabel('oldObject', LABEL_OLMV1_TWIN_OF)} || (object.spec == oldObject.spec && ${prefixedKept('labels')} && ${prefixedKept('annotations')})`,
     message:
       `'ClusterExtension ' + object.metadata.name + ': only Binnacle\\'s manager makes an OLM v1 ClusterExtension\\'s twin; the label ${LABEL_OLMV1_TWIN_OF} and owner references to ${OLMV1_GROUP} objects cannot be added or changed. ` +
       `To install through OLM v1\\'s API, create an ${OLMV1_GROUP}/v1 ClusterExtension: Binnacle makes its twin'`,
+    twinMessage:
+      `'ClusterExtension ' + object.metadata.name + ' is the twin Binnacle\\'s manager keeps of an OLM v1 ClusterExtension: its spec and its ${GROUP}/ labels and annotations are the manager\\'s. ` +
+      `Change the ${OLMV1_GROUP}/v1 ClusterExtension ' + object.metadata.name + ' instead (kubectl edit clusterextensions.${OLMV1_GROUP} ' + object.metadata.name + '; binnacle upgrade, rollback and approve write it)'`,
   };
 }
 
@@ -46,6 +59,7 @@ export function twinPolicy(exemptUsers: readonly string[]): KubeObject[] {
       validations: [
         { expression: x.labelKept, messageExpression: x.message, reason: 'Forbidden' },
         { expression: x.referencesKept, messageExpression: x.message, reason: 'Forbidden' },
+        { expression: x.twinKept, messageExpression: x.twinMessage, reason: 'Forbidden' },
       ],
     },
     ['Deny'],
@@ -53,15 +67,15 @@ export function twinPolicy(exemptUsers: readonly string[]): KubeObject[] {
 }
 
 /**
- * Installs (or updates) the policy, exempting this client's identity (and those it already
- * exempts). Answers them, or undefined where the API server serves no ValidatingAdmissionPolicy.
+ * Installs (or updates) the policy, exempting this client's identity. Answers it, or undefined
+ * where the API server serves no ValidatingAdmissionPolicy.
  */
-export async function ensureTwinPolicy(client: Pick<ObjectWriter, 'create' | 'apply'> & Pick<ObjectReader, 'find'> & Pick<Discovery, 'resourceFor'>, logger: Logger): Promise<string[] | undefined> {
+export async function ensureTwinPolicy(client: Pick<ObjectWriter, 'create' | 'apply'> & Pick<Discovery, 'resourceFor'>, logger: Logger): Promise<string[] | undefined> {
   if (!(await servesAdmissionPolicies(client))) {
     logger.warn('the API server serves no ValidatingAdmissionPolicy: whoever may create binnacle.dev ClusterExtensions can make one that reads as an OLM v1 object’s twin');
     return undefined;
   }
-  const exempt = await installExemptingPolicy(client, TWIN_POLICY_NAME, [await clientIdentity(client)], twinPolicy);
+  const exempt = await installExemptingPolicy(client, [await clientIdentity(client)], twinPolicy);
   logger.info({ exempt }, 'only the manager makes OLM v1 ClusterExtensions’ twins');
   return exempt;
 }
