@@ -57,6 +57,29 @@ test('unpacking a catalog of many packages, written in an order opm would not wr
   assert.ok(got.view.bundles.every((b) => b.properties.every((p) => p.type !== 'olm.bundle.object')), 'the view holds no bundle objects');
 });
 
+test('icons are checked as they are read, not held for validation: its warnings are those of the whole catalog', async () => {
+  const root = await mkdtemp(path.join(tmpdir(), 'unpack-src-'));
+  const pkg = (name: string, icon?: { base64data: string; mediatype: string }) => ({ schema: 'olm.package', name, defaultChannel: 'stable', ...(icon === undefined ? {} : { icon }) });
+  const records = [
+    pkg('a-png', { base64data: 'aWNvbg==', mediatype: 'image/png' }),
+    pkg('b-empty', { base64data: '', mediatype: 'image/png' }),
+    pkg('c-text', { base64data: 'aWNvbg==', mediatype: 'text/plain' }),
+    pkg('d-none'),
+    ...['a-png', 'b-empty', 'c-text', 'd-none'].flatMap((p) => [
+      { schema: 'olm.channel', package: p, name: 'stable', entries: [{ name: `${p}.v1` }] },
+      { schema: 'olm.bundle', package: p, name: `${p}.v1`, image: `example.com/${p}:v1`, properties: [{ type: 'olm.package', value: { packageName: p, version: '1.0.0' } }] },
+    ]),
+  ];
+  await writeFile(path.join(root, 'catalog.json'), records.map((r) => JSON.stringify(r)).join('\n'));
+  await compareWithWhole(root);
+  const tmp = await mkdtemp(path.join(tmpdir(), 'unpack-'));
+  const got = await unpackCatalog(root, path.join(tmp, 'sha'), () => true);
+  const text = got.validation?.render() ?? '';
+  assert.match(text, /icon base64data is empty/, 'the empty icon is still reported');
+  assert.match(text, /icon mediatype "text\/plain"/, 'the odd media type is still reported');
+  assert.doesNotMatch(text, /a-png[^\n]*icon/, 'the valid icon is not');
+});
+
 test('a catalog that cannot be read is not validated or stored, and leaves nothing behind', async () => {
   const root = await mkdtemp(path.join(tmpdir(), 'unpack-src-'));
   await writeFile(path.join(root, 'catalog.json'), '{"schema":"olm.package","name":"p"}\n{"schema": "olm.bundle", "name": 5}\n');

@@ -2,9 +2,9 @@
  * Unpacking a catalog into the store without holding it: the ClusterCatalog controller's load.
  * A first pass reads every record of the FBC directory, writes its store line (compact JSON, as
  * `storeCatalog` writes it) to a spill file beside the store, and keeps only what the rest needs:
- * its place in opm's write order, the record as validation reads it (bundles' objects and CSV
- * metadata checked as they are read, then dropped: `withCheckOnlyPropertiesChecked`) and as
- * resolution reads it (`resolution-view.ts`). Validation runs on that; a catalog accepted is
+ * its place in opm's write order, the record as validation reads it (what is checked as it is
+ * read, then dropped: `recordForValidation`) and as resolution reads it (`resolution-view.ts`,
+ * its strings interned). Validation runs on that; a catalog accepted is
  * written in opm's order by copying the spilled lines. The store file and its index are byte for
  * byte what `storeCatalog(loadFbcDir(...).config)` writes.
  *
@@ -21,9 +21,8 @@ import { KeyedSerial } from '../util/keyed-serial.js';
 import { emptyDeclarativeConfig, type DeclarativeConfig } from '../declcfg/index.js';
 import type { Decoded } from '../catalog/decode.js';
 import { configSink, DEFAULT_MAX_CATALOG_BYTES, scanFbcDir, type LoadOptions } from '../catalog/load.js';
-import { withCheckOnlyPropertiesChecked } from '../catalog/model.js';
-import { resolutionBundle, resolutionPackage } from '../catalog/resolution-view.js';
-import { validateConfig } from '../catalog/validate.js';
+import { resolutionBundle, resolutionPackage, stringInterner } from '../catalog/resolution-view.js';
+import { recordForValidation, validateConfig } from '../catalog/validate.js';
 import { inWriteOrder, writtenRecord, type WriteOrderKey } from '../catalog/write.js';
 import { CATALOG_FILE, indexedMeta, type IndexedMeta, type StoredCatalog } from './store.js';
 
@@ -151,6 +150,7 @@ async function unpackAlone(root: string, dir: string, accept: (validation: Valid
     const view = emptyDeclarativeConfig();
     const addChecked = configSink(checked);
     const addView = configSink(view);
+    const intern = stringInterner();
     const records: SpilledRecord[] = [];
     const sink = (d: Decoded, file: string): void => {
       const { blob, ...key } = writtenRecord(d);
@@ -170,16 +170,10 @@ async function unpackAlone(root: string, dir: string, accept: (validation: Valid
         );
       }
       records.push({ ...key, ...spill.append(line) });
-      if (d.kind === 'bundle') {
-        addChecked({ kind: 'bundle', value: withCheckOnlyPropertiesChecked(d.value) }, file, undefined);
-        addView({ kind: 'bundle', value: resolutionBundle(d.value) }, file, undefined);
-      } else if (d.kind === 'package') {
-        addChecked(d, file, undefined);
-        addView({ kind: 'package', value: resolutionPackage(d.value) }, file, undefined);
-      } else {
-        addChecked(d, file, undefined);
-        addView(d, file, undefined);
-      }
+      addChecked(recordForValidation(d), file, undefined);
+      if (d.kind === 'bundle') addView({ kind: 'bundle', value: intern(resolutionBundle(d.value)) }, file, undefined);
+      else if (d.kind === 'package') addView({ kind: 'package', value: intern(resolutionPackage(d.value)) }, file, undefined);
+      else addView(intern(d), file, undefined);
     };
     const { result } = await scanFbcDir(root, sink, opts);
     spill.finish();

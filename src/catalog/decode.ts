@@ -115,6 +115,19 @@ export function iconDataChecked(icon: Icon): boolean {
 }
 
 /**
+ * The package with its icon's data, once the decoder found it valid, replaced by a stand-in that
+ * validation reads the same way (present, valid, the same media type): for validating a catalog
+ * without holding its icons, a fifth of an OperatorHub-size catalog's bytes. For validation only.
+ */
+export function withIconDataChecked(p: Package): Package {
+  const icon = p.icon;
+  if (icon === undefined || icon.base64data === '' || !ICONS_CHECKED.has(icon)) return p;
+  const standIn: Icon = { base64data: 'AA==', mediatype: icon.mediatype };
+  ICONS_CHECKED.add(standIn);
+  return { ...p, icon: standIn };
+}
+
+/**
  * Go's base64.StdEncoding (how opm decodes icon data and bundle objects): padded, CR and LF
  * skipped. Undefined when valid, else where it breaks, in Go's wording.
  */

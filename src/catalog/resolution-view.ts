@@ -8,6 +8,9 @@
  *   `olm.csv.metadata` stays (`minKubeVersion`, which the resolver enforces, and the short fields a
  *   CEL constraint could name). A bundle without an image keeps everything: its objects are its content.
  * - A package loses its icon and description.
+ * - Its short strings are one copy each (`stringInterner`): JSON.parse gives every occurrence of
+ *   `AllNamespaces`, `olm.gvk` or a CRD's group its own string, and most of what is left of a
+ *   bundle is such strings, repeated bundle after bundle.
  * The catalog's served bytes are the stored file's, untouched (catalog-store); the console reads
  * those, not this view. The per-record functions are for loaders that build the view as they read
  * (catalog-store/unpack.ts).
@@ -36,6 +39,46 @@ export function resolutionPackage(p: Package): Package {
   return rest;
 }
 
+/** Strings at most this long are interned: names, versions, GVKs, install modes; not descriptions. */
+const INTERNED_MAX_LENGTH = 256;
+
+/**
+ * Replaces, in place, every string of at most INTERNED_MAX_LENGTH characters within a record by the
+ * first equal string this interner saw. A string is immutable and an equal one is indistinguishable,
+ * so the record reads the same to everything. One interner is for one catalog's load: its table
+ * goes with it, and what it made one stays one only in the records kept.
+ */
+export function stringInterner(): <T>(value: T) => T {
+  const seen = new Map<string, string>();
+  const one = (s: string): string => {
+    if (s.length > INTERNED_MAX_LENGTH) return s;
+    const had = seen.get(s);
+    if (had !== undefined) return had;
+    seen.set(s, s);
+    return s;
+  };
+  const walk = (v: unknown): unknown => {
+    if (typeof v === 'string') return one(v);
+    if (typeof v !== 'object' || v === null) return v;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) v[i] = walk(v[i]);
+      return v;
+    }
+    const o = v as Record<string, unknown>;
+    for (const k of Object.keys(o)) o[k] = walk(o[k]);
+    return o;
+  };
+  return <T>(value: T): T => walk(value) as T;
+}
+
 export function resolutionView(dc: DeclarativeConfig): DeclarativeConfig {
-  return { ...dc, packages: dc.packages.map(resolutionPackage), bundles: dc.bundles.map(resolutionBundle) };
+  const intern = stringInterner();
+  return {
+    ...dc,
+    packages: dc.packages.map((p) => intern(resolutionPackage(p))),
+    channels: dc.channels.map(intern),
+    bundles: dc.bundles.map((b) => intern(resolutionBundle(b))),
+    deprecations: dc.deprecations.map(intern),
+    others: dc.others.map(intern),
+  };
 }

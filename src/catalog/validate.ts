@@ -6,7 +6,7 @@
 import type { Problem, ValidationResult } from '../util/errors.js';
 import { emptyDeclarativeConfig, type DeclarativeConfig } from '../declcfg/index.js';
 import { nodeFor, toModel, withCheckOnlyPropertiesChecked, type Model, type ModelChannel, type ModelPackage } from './model.js';
-import { base64Problem, iconDataChecked } from './decode.js';
+import { base64Problem, iconDataChecked, withIconDataChecked, type Decoded } from './decode.js';
 import { configSink, scanFbcDir, type LoadOptions, type LoadResult } from './load.js';
 
 export { readInPart } from './load.js';
@@ -156,14 +156,21 @@ export function validateConfig(cfg: DeclarativeConfig, subject = 'catalog'): { m
 }
 
 /**
- * Loads an FBC directory or file to validate it and nothing else: each bundle's objects and CSV
- * metadata are checked as they are read and then dropped (`withCheckOnlyPropertiesChecked`), so
- * what is held is the catalog's structure, not all it carries. `validateConfig` of the result
- * reports what it reports of `loadFbcDir`'s.
+ * A record as validation holds it: what is checked as it is read (a bundle's objects and CSV
+ * metadata, `withCheckOnlyPropertiesChecked`; a package's icon data, `withIconDataChecked`) is
+ * dropped once checked, so what is held is the catalog's structure, not all it carries.
+ * `validateConfig` of such records reports what it reports of the records themselves.
  */
+export function recordForValidation(d: Decoded): Decoded {
+  if (d.kind === 'bundle') return { kind: 'bundle', value: withCheckOnlyPropertiesChecked(d.value) };
+  if (d.kind === 'package') return { kind: 'package', value: withIconDataChecked(d.value) };
+  return d;
+}
+
+/** Loads an FBC directory or file to validate it and nothing else (`recordForValidation`). */
 export async function loadFbcForValidation(root: string, opts: LoadOptions = {}): Promise<LoadResult> {
   const cfg = emptyDeclarativeConfig();
   const add = configSink(cfg);
-  const { result, files } = await scanFbcDir(root, (d, file) => add(d.kind === 'bundle' ? { kind: 'bundle', value: withCheckOnlyPropertiesChecked(d.value) } : d, file, undefined), opts);
+  const { result, files } = await scanFbcDir(root, (d, file) => add(recordForValidation(d), file, undefined), opts);
   return { config: cfg, result, files };
 }
