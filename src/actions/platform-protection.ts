@@ -10,7 +10,7 @@
  */
 import type { Logger } from 'pino';
 import type { Discovery, ObjectReader, ObjectWriter } from '../kube/ports.js';
-import { celHasLabel, celNotExempt, celString, clientIdentity, installExemptingPolicy, policyWithBinding, servesAdmissionPolicies } from '../kube/admission-policy.js';
+import { celHasLabel, celNotExempt, celString, installExemptingPolicy, policyGround, policyWithBinding, type PolicyGround } from '../kube/admission-policy.js';
 import type { KubeObject } from '../kube/types.js';
 import { API_VERSION, GROUP, LABEL_OWNER_KIND, LABEL_OWNER_NAME } from '../api/types.js';
 import { BinnacleError } from '../util/errors.js';
@@ -128,20 +128,23 @@ export function protectionPolicy(exemptUsers: readonly string[]): KubeObject[] {
 // --- installing it ----------------------------------------------------------------------------
 
 /**
- * Installs (or updates) the policy, exempting this client's own identity, the garbage
- * collector's and `alsoExempt`. Answers the exempt identities, or undefined when the API
- * server serves no ValidatingAdmissionPolicy (before Kubernetes 1.30) and nothing is protected.
+ * Installs (or updates) the policy, exempting this client's own identity (`ground`, asked of the
+ * API server when not given), the garbage collector's and `alsoExempt`. Answers the exempt
+ * identities, or undefined when the API server serves no ValidatingAdmissionPolicy (before
+ * Kubernetes 1.30) and nothing is protected.
  */
 export async function ensurePlatformProtection(
   client: Pick<ObjectWriter, 'create' | 'apply'> & Pick<Discovery, 'resourceFor'>,
   logger: Logger,
   alsoExempt: readonly string[] = [],
+  ground?: PolicyGround,
 ): Promise<string[] | undefined> {
-  if (!(await servesAdmissionPolicies(client))) {
+  const { serves, identity } = ground ?? (await policyGround(client));
+  if (!serves || identity === undefined) {
     logger.warn('the API server serves no ValidatingAdmissionPolicy: PlatformOperators’ extensions are not protected from direct deletion');
     return undefined;
   }
-  const exempt = await installExemptingPolicy(client, [await clientIdentity(client), ...GARBAGE_COLLECTOR_IDENTITIES, ...alsoExempt], protectionPolicy);
+  const exempt = await installExemptingPolicy(client, [identity, ...GARBAGE_COLLECTOR_IDENTITIES, ...alsoExempt], protectionPolicy);
   logger.info({ exempt }, 'PlatformOperators’ extensions are protected');
   return exempt;
 }

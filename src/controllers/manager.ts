@@ -27,7 +27,7 @@ import { extensionsNamedOn } from '../installed/index.js';
 import { pullAndUnpack, RegistryClient } from '../oci/index.js';
 import { API_VERSION, LABEL_OWNER_KIND, LABEL_OWNER_NAME, type BundleDeployment, type ClusterExtension } from '../api/types.js';
 import { BinnacleError, errorMessage } from '../util/errors.js';
-import { isNotFound } from '../kube/errors.js';
+import { policyGround, type PolicyGround } from '../kube/admission-policy.js';
 import { useCertificate } from '../util/http-server.js';
 import { HelmOperatorReconciler } from './helm-operator/helm-operator.js';
 import { BundleDeploymentReconciler } from './bundle-deployment.js';
@@ -480,11 +480,8 @@ async function runElected(o: ManagerOptions, le: NonNullable<ManagerOptions['lea
  * OLM v1's `clusterextension-serviceaccount-deprecated` policy (its chart's, `Warn`), worded for
  * the mode; skipped (logged) where the API server serves no ValidatingAdmissionPolicy.
  */
-async function ensureServiceAccountPolicy(client: ManagerOptions['client'], logger: Logger, mode: ServiceAccountMode): Promise<void> {
-  try {
-    await client.resourceFor('admissionregistration.k8s.io/v1', 'ValidatingAdmissionPolicy');
-  } catch (err) {
-    if (!isNotFound(err)) throw err;
+async function ensureServiceAccountPolicy(client: ManagerOptions['client'], logger: Logger, mode: ServiceAccountMode, ground: PolicyGround): Promise<void> {
+  if (!ground.serves) {
     logger.warn('the API server serves no ValidatingAdmissionPolicy: no warning when an OLM v1 ClusterExtension sets the deprecated spec.serviceAccount');
     return;
   }
@@ -493,11 +490,11 @@ async function ensureServiceAccountPolicy(client: ManagerOptions['client'], logg
 }
 
 /** OLM v1's CRDs installed beside Binnacle's (crds.ts), unless turned off or owned by someone else, who is then named in the log and an Event on each CRD. */
-async function serveOlmv1(o: ManagerOptions): Promise<{ serve: boolean }> {
+async function serveOlmv1(o: ManagerOptions, ground: PolicyGround): Promise<{ serve: boolean }> {
   if (o.olmv1?.serve === false) return { serve: false };
   const verdict: Olmv1CrdsVerdict = await ensureOlmv1Crds(o.client, o.logger, { objectSets: o.olmv1?.objectSets === true });
   if (verdict.serve) {
-    await ensureServiceAccountPolicy(o.client, o.logger, o.olmv1?.serviceAccount ?? 'Use');
+    await ensureServiceAccountPolicy(o.client, o.logger, o.olmv1?.serviceAccount ?? 'Use', ground);
     return { serve: true };
   }
   const events = new EventRecorder(o.client, 'binnacle-manager', o.logger);
@@ -529,13 +526,15 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
   };
   try {
     await ensureCrds(o.client);
-    olmv1 = await serveOlmv1(o);
+    // Whether the API server serves admission policies, and who this manager is to it: asked once for the three policies.
+    const ground = await policyGround(o.client);
+    olmv1 = await serveOlmv1(o, ground);
     // The trusted release history lives here: it must exist before the first release is recorded.
     await o.client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: systemNamespaceOf(o) } });
     // issue 12 §6: only this manager (and the garbage collector) may remove PlatformOperators' extensions.
-    await ensurePlatformProtection(o.client, logger);
+    await ensurePlatformProtection(o.client, logger, [], ground);
     // Whether or not this manager serves OLM v1's API: a twin's standing is read either way.
-    await ensureTwinPolicy(o.client, logger);
+    await ensureTwinPolicy(o.client, logger, ground);
     catalogServer = await serveCatalogs(o, catalogs);
   } catch (err) {
     // A manager that cannot start must not linger answering /healthz: close, so the process ends (with the start's error).

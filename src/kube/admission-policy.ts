@@ -53,6 +53,19 @@ export async function servesAdmissionPolicies(client: Pick<Discovery, 'resourceF
   }
 }
 
+/** What installing Binnacle's admission policies needs to know of the API server: asked once at a manager's start. */
+export interface PolicyGround {
+  /** Whether it serves ValidatingAdmissionPolicy. */
+  serves: boolean;
+  /** This client's user name, where it does. */
+  identity: string | undefined;
+}
+
+export async function policyGround(client: Pick<ObjectWriter, 'create'> & Pick<Discovery, 'resourceFor'>): Promise<PolicyGround> {
+  const serves = await servesAdmissionPolicies(client);
+  return { serves, identity: serves ? await clientIdentity(client) : undefined };
+}
+
 /** A ValidatingAdmissionPolicy of Binnacle's and its binding (to every object it matches), with `validationActions`. */
 export function policyWithBinding(name: string, spec: Record<string, unknown>, validationActions: readonly ('Deny' | 'Warn' | 'Audit')[]): KubeObject[] {
   const labels = { 'app.kubernetes.io/part-of': 'binnacle' };

@@ -3,8 +3,8 @@
  * label and a controller reference to an OLM v1 ClusterExtension is trusted as that object's twin
  * (twin.ts): it takes over what operator-controller installed, and OLM v1's ambiguity rules read
  * it. The API server does not check owner references, so whoever may create `binnacle.dev`
- * ClusterExtensions could write both. This ValidatingAdmissionPolicy (installed by the manager
- * with OLM v1's API, `Deny`) refuses a CREATE or UPDATE of a `binnacle.dev` ClusterExtension that
+ * ClusterExtensions could write both. This ValidatingAdmissionPolicy (installed by the manager at
+ * every start, whether or not it serves OLM v1's API: a twin's standing is read either way; `Deny`) refuses a CREATE or UPDATE of a `binnacle.dev` ClusterExtension that
  * adds or changes the twin label or an owner reference to an OLM v1 object, or that changes an
  * existing twin's spec or its binnacle.dev labels and annotations (an approval, adoptExisting, a
  * conflict policy: the twin would keep its standing with them), unless the manager itself asks
@@ -12,7 +12,7 @@
  * gains nothing and is let through (the garbage collector does, when orphaning).
  */
 import type { Logger } from 'pino';
-import { celHasLabel, celNotExempt, celString, clientIdentity, installExemptingPolicy, policyWithBinding, servesAdmissionPolicies } from '../../kube/admission-policy.js';
+import { celHasLabel, celNotExempt, celString, installExemptingPolicy, policyGround, policyWithBinding, type PolicyGround } from '../../kube/admission-policy.js';
 import type { Discovery, ObjectWriter } from '../../kube/ports.js';
 import type { KubeObject } from '../../kube/types.js';
 import { GROUP } from '../types.js';
@@ -67,15 +67,17 @@ export function twinPolicy(exemptUsers: readonly string[]): KubeObject[] {
 }
 
 /**
- * Installs (or updates) the policy, exempting this client's identity. Answers it, or undefined
- * where the API server serves no ValidatingAdmissionPolicy.
+ * Installs (or updates) the policy, exempting this client's identity (`ground`, asked of the API
+ * server when not given). Answers it, or undefined where the API server serves no
+ * ValidatingAdmissionPolicy.
  */
-export async function ensureTwinPolicy(client: Pick<ObjectWriter, 'create' | 'apply'> & Pick<Discovery, 'resourceFor'>, logger: Logger): Promise<string[] | undefined> {
-  if (!(await servesAdmissionPolicies(client))) {
+export async function ensureTwinPolicy(client: Pick<ObjectWriter, 'create' | 'apply'> & Pick<Discovery, 'resourceFor'>, logger: Logger, ground?: PolicyGround): Promise<string[] | undefined> {
+  const { serves, identity } = ground ?? (await policyGround(client));
+  if (!serves || identity === undefined) {
     logger.warn('the API server serves no ValidatingAdmissionPolicy: whoever may create binnacle.dev ClusterExtensions can make one that reads as an OLM v1 object’s twin');
     return undefined;
   }
-  const exempt = await installExemptingPolicy(client, [await clientIdentity(client)], twinPolicy);
+  const exempt = await installExemptingPolicy(client, [identity], twinPolicy);
   logger.info({ exempt }, 'only the manager makes OLM v1 ClusterExtensions’ twins');
   return exempt;
 }
