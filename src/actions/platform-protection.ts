@@ -10,19 +10,13 @@
  */
 import type { Logger } from 'pino';
 import type { Discovery, ObjectReader, ObjectWriter } from '../kube/ports.js';
-import { celHasLabel, celNotExempt, celString, installExemptingPolicy, policyGround, policyWithBinding, type PolicyGround } from '../kube/admission-policy.js';
+import { celHasLabel, celNotExempt, celString, GARBAGE_COLLECTOR_IDENTITIES, installExemptingPolicy, policyGround, policyWithBinding, type PolicyGround } from '../kube/admission-policy.js';
 import type { KubeObject } from '../kube/types.js';
 import { API_VERSION, GROUP, LABEL_OWNER_KIND, LABEL_OWNER_NAME } from '../api/types.js';
 import { BinnacleError } from '../util/errors.js';
 
 export const PROTECTION_POLICY_NAME = 'binnacle-platform-operator-extensions';
 export const PLATFORM_OWNER_KIND = 'PlatformOperator';
-
-/**
- * Who removes a deleted PlatformOperator's extensions: kube-controller-manager's garbage
- * collector, with its own ServiceAccount (`--use-service-account-credentials`) or without.
- */
-export const GARBAGE_COLLECTOR_IDENTITIES: readonly string[] = ['system:kube-controller-manager', 'system:serviceaccount:kube-system:generic-garbage-collector'];
 
 /** The PlatformOperator that owns `obj` (by controller reference, else by Binnacle's labels). */
 export function platformOwner(obj: Pick<KubeObject, 'metadata'>): string | undefined {

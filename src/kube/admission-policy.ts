@@ -33,6 +33,9 @@ export function celNotExempt(users: readonly string[]): string {
   return `!(request.userInfo.username in ${celStringList(users)})`;
 }
 
+/** The identities the garbage collector deletes and orphans as (kube-controller-manager's, with and without its per-controller credentials). */
+export const GARBAGE_COLLECTOR_IDENTITIES: readonly string[] = ['system:kube-controller-manager', 'system:serviceaccount:kube-system:generic-garbage-collector'];
+
 /** The user name the API server knows this client as (SelfSubjectReview). */
 export async function clientIdentity(client: Pick<ObjectWriter, 'create'>): Promise<string> {
   const review = await client.create({ apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview', metadata: {} });

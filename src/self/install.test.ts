@@ -6,6 +6,8 @@ import { catalogCertificateExpiry } from './catalog-tls.js';
 import { installSelf, statusSelf, uninstallSelf, type SelfClient } from './install.js';
 import { protectionPolicy, PROTECTION_POLICY_NAME } from '../actions/platform-protection.js';
 import { twinPolicy, TWIN_POLICY_NAME } from '../api/olmv1/twin-policy.js';
+import { LABEL_OLMV1_TWIN_OF, OLMV1_API_VERSION } from '../api/olmv1/types.js';
+import { loadOlmv1Crds } from '../api/olmv1/crds.js';
 import { SELF_LABELS, selfManifests } from './manifests.js';
 import { parseRecord, RECORD_NAME } from './record.js';
 
@@ -241,4 +243,32 @@ test("an install over a manager Deployment with the API server's rollingUpdate s
   assert.equal(refused, 1, 'the first switch was refused');
   assert.equal(two.version, '0.0.2');
   assert.deepEqual((fake.get(ref)?.spec as Record<string, unknown>).strategy, { type: 'Recreate' });
+});
+
+test("uninstall-self --force deletes a twin through its OLM v1 object and leaves a PlatformOperator's extension to go with it: the admission policies refuse anyone else deleting them", async () => {
+  const { fake, client } = cluster();
+  await installSelf(client, { release: release('0.0.1') });
+  const CE = 'binnacle.dev/v1alpha1';
+  const UID = '33333333-3333-4333-8333-333333333333';
+  for (const crd of loadOlmv1Crds()) fake.put(crd);
+  const twinRef = { apiVersion: OLMV1_API_VERSION, kind: 'ClusterExtension', name: 'twin', uid: UID, controller: true };
+  fake.put({ apiVersion: OLMV1_API_VERSION, kind: 'ClusterExtension', metadata: { name: 'twin', uid: UID }, spec: { namespace: 'ops' } });
+  fake.put({ apiVersion: CE, kind: 'ClusterExtension', metadata: { name: 'twin', labels: { [LABEL_OLMV1_TWIN_OF]: UID }, ownerReferences: [twinRef] }, spec: { packageName: 'p' } });
+  // An OLM v1 object made again under a twin's name since: not the one the twin names.
+  fake.put({ apiVersion: OLMV1_API_VERSION, kind: 'ClusterExtension', metadata: { name: 'stale', uid: 'other' }, spec: { namespace: 'ops' } });
+  fake.put({ apiVersion: CE, kind: 'ClusterExtension', metadata: { name: 'stale', labels: { [LABEL_OLMV1_TWIN_OF]: UID.replace('3', '4') }, ownerReferences: [{ ...twinRef, name: 'stale', uid: UID.replace('3', '4') }] }, spec: { packageName: 'p' } });
+  fake.put({ apiVersion: CE, kind: 'PlatformOperator', metadata: { name: 'po' }, spec: { packageName: 'q' } });
+  fake.put({ apiVersion: CE, kind: 'ClusterExtension', metadata: { name: 'po-ext', ownerReferences: [{ apiVersion: CE, kind: 'PlatformOperator', name: 'po', uid: 'po-uid', controller: true }] }, spec: { packageName: 'q' } });
+  fake.put({ apiVersion: CE, kind: 'ClusterExtension', metadata: { name: 'plain' }, spec: { packageName: 'r' } });
+  const deletes: string[] = [];
+  const del = client.delete.bind(client);
+  const watched: SelfClient = Object.assign(Object.create(client) as SelfClient, {
+    delete: (ref: Parameters<SelfClient['delete']>[0], opts?: Parameters<SelfClient['delete']>[1]) => {
+      if (/ClusterExtension|PlatformOperator/.test(ref.kind)) deletes.push(`${ref.apiVersion} ${ref.kind} ${ref.name}`);
+      return del(ref, opts);
+    },
+  });
+  await uninstallSelf(watched, { namespace: NS, force: true, timeoutMs: 1200 });
+  assert.deepEqual(deletes.sort(), [`${CE} ClusterExtension plain`, `${CE} PlatformOperator po`, `${OLMV1_API_VERSION} ClusterExtension stale`, `${OLMV1_API_VERSION} ClusterExtension twin`], 'neither a twin nor a PlatformOperator’s extension is deleted directly');
+  assert.ok(fake.get({ apiVersion: OLMV1_API_VERSION, kind: 'ClusterExtension', name: 'stale' }) !== undefined, 'an OLM v1 object the twin does not name stays');
 });

@@ -18,6 +18,9 @@ import { formatDuration, pollUntil } from '../util/deadline.js';
 import { BinnacleError } from '../util/errors.js';
 import { catalogCertificateExpiry, catalogTls, CATALOG_TLS_SECRET, type CatalogTls } from './catalog-tls.js';
 import { TWIN_POLICY_NAME } from '../api/olmv1/twin-policy.js';
+import { olmv1TwinOf } from '../api/olmv1/twin.js';
+import { OLMV1_API_VERSION } from '../api/olmv1/types.js';
+import { platformOwner } from '../actions/platform-protection.js';
 import { ANNOTATION_RELEASE_VERSION, CATALOG_SERVICE, DEFAULT_SELF_NAMESPACE, MANAGER_NAME, PROTECTION_POLICY, SELF_LABELS, selfManifests, type SelfOptions } from './manifests.js';
 import { fakeNodesWarning, nodeKinds, placeOnRealNodes } from './nodes.js';
 import { deleteOrder, objectId, parseRecord, planPrune, recordConfigMap, recordedObject, recordLabel, RECORD_LABEL, RECORD_NAME, type InstallRecord, type RecordedObject } from './record.js';
@@ -429,9 +432,22 @@ export interface UninstallSelfResult {
 /** Deletes every extension, gives a running manager time to uninstall them, then drops what finalizers are left; answers those. */
 async function removeExtensions(client: SelfClient, timeoutMs: number): Promise<string[]> {
   const orphaned: string[] = [];
-  // Extensions first, while the manager runs: it uninstalls what they installed.
+  // Extensions first, while the manager runs: it uninstalls what they installed. A PlatformOperator's
+  // extension goes with it, and an OLM v1 object's twin with that object, which is deleted instead:
+  // the admission policies refuse anyone but the manager and the garbage collector deleting them.
   for (const kind of ['PlatformOperator', 'ClusterExtension', 'HelmOperator']) {
-    for (const x of (await client.list(API_VERSION, kind).catch(() => ({ items: [] as KubeObject[] }))).items) await client.delete({ apiVersion: API_VERSION, kind, name: x.metadata.name ?? '' });
+    for (const x of (await client.list(API_VERSION, kind).catch(() => ({ items: [] as KubeObject[] }))).items) {
+      const name = x.metadata.name ?? '';
+      if (kind === 'ClusterExtension' && platformOwner(x) !== undefined) continue;
+      const twinOf = olmv1TwinOf(x);
+      if (twinOf === undefined) await client.delete({ apiVersion: API_VERSION, kind, name });
+      else {
+        // The very object it is the twin of: one made since under the name is not deleted (a 409).
+        await client.delete({ apiVersion: OLMV1_API_VERSION, kind, name }, { preconditions: { uid: twinOf } }).catch((err: unknown) => {
+          if (!isConflict(err) && !isNotFound(err)) throw err;
+        });
+      }
+    }
   }
   // The extensions go at once; what they installed goes with their BundleDeployments.
   const remaining = async (): Promise<number> => (await installedExtensions(client)).length + (await client.list(API_VERSION, 'BundleDeployment').catch(() => ({ items: [] as KubeObject[] }))).items.length;

@@ -98,7 +98,7 @@ const manifestSpec = { namespace: ns, source: { sourceType: 'Catalog', catalog: 
 async function onlyTheManagerMakesTwins(v1: Olmv1ClusterExtension): Promise<void> {
   const user = uniqueName('olmv1-tenant');
   const rbac = 'rbac.authorization.k8s.io/v1';
-  await client.apply({ apiVersion: rbac, kind: 'ClusterRole', metadata: { name: user }, rules: [{ apiGroups: ['binnacle.dev'], resources: ['clusterextensions'], verbs: ['get', 'list', 'create', 'update', 'patch'] }] });
+  await client.apply({ apiVersion: rbac, kind: 'ClusterRole', metadata: { name: user }, rules: [{ apiGroups: ['binnacle.dev'], resources: ['clusterextensions'], verbs: ['get', 'list', 'create', 'update', 'patch', 'delete'] }] });
   await client.apply({ apiVersion: rbac, kind: 'ClusterRoleBinding', metadata: { name: user }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: user }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }] });
   try {
     const tenant = client.impersonate({ user, groups: ['system:authenticated'] });
@@ -141,6 +141,12 @@ async function onlyTheManagerMakesTwins(v1: Olmv1ClusterExtension): Promise<void
         return true;
       });
     }
+    // Deleted by the tenant, its operator would be uninstalled, then made again from the OLM v1 object: refused.
+    const asTenant = ['--dry-run=server', '--as', user, '--as-group', 'system:authenticated'];
+    await assert.rejects(kubectl('delete', 'clusterextensions.binnacle.dev', ceName, ...asTenant), (err: unknown) => {
+      assert.match(String(err), /is the twin Binnacle's manager keeps of an OLM v1 ClusterExtension: it goes with it\. Delete the olm\.operatorframework\.io\/v1 ClusterExtension/);
+      return true;
+    });
     // Other metadata is anyone's who may write it (a merge patch: written, harmless).
     await tenant.patch({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: ceName }, { metadata: { annotations: { 'example.com/note': 'seen' } } });
     // A plain binnacle.dev ClusterExtension is the tenant's to write.

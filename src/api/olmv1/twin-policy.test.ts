@@ -35,7 +35,7 @@ const ce = (labels?: Record<string, string>, ownerReferences?: Record<string, un
 function admitted(object: unknown, oldObject: unknown, user = 'mallory'): boolean {
   const request = { userInfo: { username: user } };
   if (evaluate(x.notExempt, { request }) !== true) return true;
-  return [x.labelKept, x.referencesKept, x.twinKept].every((e) => evaluate(e, { object, oldObject, request }) === true);
+  return [x.labelKept, x.referencesKept, x.twinKept, x.twinNotDeleted].every((e) => evaluate(e, { object, oldObject, request }) === true);
 }
 
 const twin = ce({ [LABEL_OLMV1_TWIN_OF]: UID }, [ref(UID)]);
@@ -78,18 +78,33 @@ describe('the twin policy', () => {
     assert.equal(admitted({ ...plain, spec: { namespace: 'elsewhere' } }, plain), true, "a plain extension's spec is its writer's");
   });
 
+  it('refuses a tenant who deletes a twin (its operator would be uninstalled, then made again); the garbage collector and the manager may', () => {
+    assert.equal(admitted(null, twin), false, 'a tenant deleting a twin');
+    assert.equal(admitted(null, twin, 'system:serviceaccount:kube-system:generic-garbage-collector'), true, 'the garbage collector, with its own credentials');
+    assert.equal(admitted(null, twin, 'system:kube-controller-manager'), true, 'the garbage collector, with the controller manager’s');
+    assert.equal(admitted(null, twin, 'system:serviceaccount:binnacle-system:binnacle-manager'), true, 'the manager');
+    assert.equal(admitted(null, ce({ team: 'x' })), true, 'a plain extension is its writer’s');
+    assert.equal(admitted(null, ce({ [LABEL_OLMV1_TWIN_OF]: UID })), true, 'the label alone is no twin');
+    assert.equal(admitted(null, ce(undefined, [ref(UID)])), true, 'a reference without the label is no twin');
+    assert.equal(admitted(null, ce({ [LABEL_OLMV1_TWIN_OF]: UID }, [ref(UID, { controller: false })])), true, 'nor is one whose reference is not its controller');
+    assert.equal(
+      evaluate(x.deleteMessage, { oldObject: twin }),
+      "ClusterExtension op is the twin Binnacle's manager keeps of an OLM v1 ClusterExtension: it goes with it. Delete the olm.operatorframework.io/v1 ClusterExtension op instead (kubectl delete clusterextensions.olm.operatorframework.io op; binnacle uninstall does)",
+    );
+  });
+
   it('lets the manager do anything', () => {
     assert.equal(admitted(twin, null, 'system:serviceaccount:binnacle-system:binnacle-manager'), true);
     assert.equal(admitted(ce({ [LABEL_OLMV1_TWIN_OF]: OTHER }, [ref(OTHER)]), twin, 'system:serviceaccount:binnacle-system:binnacle-manager'), true);
   });
 
-  it('is a Deny policy on CREATE and UPDATE of binnacle.dev clusterextensions, every expression whole, its message naming the label and what to do', () => {
+  it('is a Deny policy on CREATE, UPDATE and DELETE of binnacle.dev clusterextensions, every expression whole, its message naming the label and what to do', () => {
     const [policy, binding] = twinPolicy(['m']);
-    assert.deepEqual((policy?.spec as { matchConstraints: unknown }).matchConstraints, { resourceRules: [{ apiGroups: ['binnacle.dev'], apiVersions: ['*'], operations: ['CREATE', 'UPDATE'], resources: ['clusterextensions'] }] });
+    assert.deepEqual((policy?.spec as { matchConstraints: unknown }).matchConstraints, { resourceRules: [{ apiGroups: ['binnacle.dev'], apiVersions: ['*'], operations: ['CREATE', 'UPDATE', 'DELETE'], resources: ['clusterextensions'] }] });
     assert.equal((policy?.spec as { failurePolicy: string }).failurePolicy, 'Fail');
     assert.deepEqual(binding?.spec, { policyName: TWIN_POLICY_NAME, validationActions: ['Deny'] });
     for (const e of Object.values(x)) assert.ok(balanced(e), e);
-    assert.equal((policy?.spec as { validations: unknown[] }).validations.length, 3);
+    assert.equal((policy?.spec as { validations: unknown[] }).validations.length, 4);
     const message = evaluate(x.message, { object: twin });
     assert.equal(evaluate(x.twinMessage, { object: twin }), "ClusterExtension op is the twin Binnacle's manager keeps of an OLM v1 ClusterExtension: its spec and its binnacle.dev/ labels and annotations are the manager's. Change the olm.operatorframework.io/v1 ClusterExtension op instead (kubectl edit clusterextensions.olm.operatorframework.io op; binnacle upgrade, rollback and approve write it)");
     assert.equal(message, `ClusterExtension op: only Binnacle's manager makes an OLM v1 ClusterExtension's twin; the label ${LABEL_OLMV1_TWIN_OF} and owner references to olm.operatorframework.io objects cannot be added or changed. To install through OLM v1's API, create an olm.operatorframework.io/v1 ClusterExtension: Binnacle makes its twin`);
