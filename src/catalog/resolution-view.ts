@@ -9,8 +9,8 @@
  *   CEL constraint could name). A bundle without an image keeps everything: its objects are its content.
  * - A package loses its icon and description.
  * - Its short strings are one copy each (`stringInterner`): JSON.parse gives every occurrence of
- *   `AllNamespaces`, `olm.gvk` or a CRD's group its own string, and most of what is left of a
- *   bundle is such strings, repeated bundle after bundle.
+ *   a string of ten characters or more (`AllNamespaces`, a CRD's group, a package name) its own
+ *   copy, and most of what is left of a bundle is such strings, repeated bundle after bundle.
  * The catalog's served bytes are the stored file's, untouched (catalog-store); the console reads
  * those, not this view. The per-record functions are for loaders that build the view as they read
  * (catalog-store/unpack.ts).
@@ -60,12 +60,21 @@ export function stringInterner(): <T>(value: T) => T {
   const walk = (v: unknown): unknown => {
     if (typeof v === 'string') return one(v);
     if (typeof v !== 'object' || v === null) return v;
+    // Only strings are written back (JavaScript cannot tell two equal strings apart, so each is),
+    // and nothing of a frozen object: its strings stay its own copies.
+    const writable = !Object.isFrozen(v);
     if (Array.isArray(v)) {
-      for (let i = 0; i < v.length; i++) v[i] = walk(v[i]);
+      for (let i = 0; i < v.length; i++) {
+        const w = walk(v[i]);
+        if (writable && typeof w === 'string') v[i] = w;
+      }
       return v;
     }
     const o = v as Record<string, unknown>;
-    for (const k of Object.keys(o)) o[k] = walk(o[k]);
+    for (const k of Object.keys(o)) {
+      const w = walk(o[k]);
+      if (writable && typeof w === 'string') o[k] = w;
+    }
     return o;
   };
   return <T>(value: T): T => walk(value) as T;

@@ -7,7 +7,7 @@ import { loadFbcDir, readFbcDir } from './load.js';
 import { isValidImageReference, parseStrictSemver } from './model.js';
 import { decodeDocument, iconDataChecked } from './decode.js';
 import type { Bundle, Channel } from '../declcfg/index.js';
-import { blockingErrors, loadFbcForValidation, validateConfig } from './validate.js';
+import { blockingErrors, loadFbcForValidation, recordForValidation, validateConfig } from './validate.js';
 
 describe('validate', () => {
   it('accepts a valid catalog and links the model', async () => {
@@ -175,4 +175,24 @@ it('does not scan again an icon the decoder found valid, and scans one made else
   const made = { ...pkg, icon: { base64data: 'not base64!', mediatype: 'image/png' } };
   const bad = validateConfig({ packages: [made], channels: [channel], bundles: [bundle], deprecations: [], others: [] }).result;
   assert.match(bad.render(), /icon base64data: illegal base64 data at input byte 3/);
+});
+
+it('recordForValidation holds a checked icon as a stand-in; an empty one, one the decoder did not check and a bundle-less record stay as they are', () => {
+  const pkg = (icon: unknown) => decodeDocument({ schema: 'olm.package', name: 'p', ...(icon === undefined ? {} : { icon }) }).decoded;
+  const valid = pkg({ base64data: 'aWNv\nbg==', mediatype: 'image/svg+xml' });
+  assert.equal(valid?.kind, 'package');
+  const held = valid === undefined ? undefined : recordForValidation(valid);
+  assert.deepEqual(held?.kind === 'package' ? held.value.icon : undefined, { base64data: 'AA==', mediatype: 'image/svg+xml' }, 'the data dropped, the media type kept');
+  assert.equal(valid?.kind === 'package' ? valid.value.icon?.base64data : undefined, 'aWNvbg==', 'the record itself is not changed');
+  const bad = pkg({ base64data: 'aWNvbg==aWNvbg==', mediatype: 'image/png' });
+  assert.equal(bad === undefined ? undefined : recordForValidation(bad), bad, 'data the decoder found bad stays, for validation to report');
+  const empty = pkg({ base64data: '', mediatype: 'image/png' });
+  assert.equal(empty === undefined ? undefined : recordForValidation(empty), empty, 'an empty icon: validation warns of it');
+  const none = pkg(undefined);
+  assert.equal(none === undefined ? undefined : recordForValidation(none), none);
+  // An icon no decoder checked (a record made in code): validation checks its data itself.
+  const made = { kind: 'package' as const, value: { schema: 'olm.package' as const, name: 'p', icon: { base64data: 'not base64!', mediatype: 'image/png' } } };
+  assert.equal(recordForValidation(made), made);
+  const channel = decodeDocument({ schema: 'olm.channel', package: 'p', name: 'stable', entries: [] }).decoded;
+  assert.equal(channel === undefined ? undefined : recordForValidation(channel), channel);
 });

@@ -163,7 +163,10 @@ export function validateConfig(cfg: DeclarativeConfig, subject = 'catalog'): { m
  */
 export function recordForValidation(d: Decoded): Decoded {
   if (d.kind === 'bundle') return { kind: 'bundle', value: withCheckOnlyPropertiesChecked(d.value) };
-  if (d.kind === 'package') return { kind: 'package', value: withIconDataChecked(d.value) };
+  if (d.kind === 'package') {
+    const value = withIconDataChecked(d.value);
+    return value === d.value ? d : { kind: 'package', value };
+  }
   return d;
 }
 

@@ -19,7 +19,7 @@
 import type { Logger } from 'pino';
 import type { ConditionSpec, TwinSpec } from '../api/olmv1/convert.js';
 import { twinCaughtUp } from '../api/olmv1/convert.js';
-import { LABEL_OLMV1_TWIN_OF, OLMV1_API_VERSION } from '../api/olmv1/types.js';
+import { LABEL_OLMV1_TWIN_OF, OLMV1_API_VERSION, OLMV1_CACHE_FINALIZERS } from '../api/olmv1/types.js';
 import { olmv1TwinOf } from '../api/olmv1/twin.js';
 import { API_VERSION, FINALIZER_CLEANUP, GROUP } from '../api/types.js';
 import type { ObjectReader, ObjectWriter, StatusWriter } from '../kube/ports.js';
@@ -28,8 +28,6 @@ import { isNotFound } from '../kube/errors.js';
 import type { KubeObject } from '../kube/types.js';
 import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, methodSteps, reconcileSteps, sameStatus, stop, type StepOutcome } from './common.js';
 
-/** operator-controller's (ClusterExtension) and catalogd's (ClusterCatalog) finalizers, for their local caches. */
-export const OLMV1_CACHE_FINALIZERS: ReadonlySet<string> = new Set(['olm.operatorframework.io/cleanup-unpack-cache', 'olm.operatorframework.io/cleanup-contentmanager-cache', 'olm.operatorframework.io/delete-server-cache']);
 
 export type TwinClient = Pick<ObjectReader, 'get' | 'find'> & Pick<ObjectWriter, 'apply' | 'delete' | 'patch' | 'update'> & Pick<StatusWriter, 'applyStatus'>;
 

@@ -534,7 +534,7 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
     // issue 12 §6: only this manager (and the garbage collector) may remove PlatformOperators' extensions.
     await ensurePlatformProtection(o.client, logger, [], ground);
     // Whether or not this manager serves OLM v1's API: a twin's standing is read either way.
-    await ensureTwinPolicy(o.client, logger, ground);
+    await ensureTwinPolicy(o.client, logger, ground, olmv1.serve);
     catalogServer = await serveCatalogs(o, catalogs);
   } catch (err) {
     // A manager that cannot start must not linger answering /healthz: close, so the process ends (with the start's error).

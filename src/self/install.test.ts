@@ -245,18 +245,20 @@ test("an install over a manager Deployment with the API server's rollingUpdate s
   assert.deepEqual((fake.get(ref)?.spec as Record<string, unknown>).strategy, { type: 'Recreate' });
 });
 
-test("uninstall-self --force deletes a twin through its OLM v1 object and leaves a PlatformOperator's extension to go with it: the admission policies refuse anyone else deleting them", async () => {
+test("uninstall-self --force deletes the OLM v1 objects the manager handles, not their twins, and leaves a PlatformOperator's extension to go with it: the admission policies refuse anyone else deleting them", async () => {
   const { fake, client } = cluster();
   await installSelf(client, { release: release('0.0.1') });
   const CE = 'binnacle.dev/v1alpha1';
   const UID = '33333333-3333-4333-8333-333333333333';
   for (const crd of loadOlmv1Crds()) fake.put(crd);
   const twinRef = { apiVersion: OLMV1_API_VERSION, kind: 'ClusterExtension', name: 'twin', uid: UID, controller: true };
-  fake.put({ apiVersion: OLMV1_API_VERSION, kind: 'ClusterExtension', metadata: { name: 'twin', uid: UID }, spec: { namespace: 'ops' } });
+  // The manager's finalizer and operator-controller's cache finalizer (moved over), as a twin's OLM v1 object has them.
+  fake.put({ apiVersion: OLMV1_API_VERSION, kind: 'ClusterExtension', metadata: { name: 'twin', uid: UID, finalizers: ['binnacle.dev/cleanup', 'olm.operatorframework.io/cleanup-unpack-cache'] }, spec: { namespace: 'ops' } });
   fake.put({ apiVersion: CE, kind: 'ClusterExtension', metadata: { name: 'twin', labels: { [LABEL_OLMV1_TWIN_OF]: UID }, ownerReferences: [twinRef] }, spec: { packageName: 'p' } });
-  // An OLM v1 object made again under a twin's name since: not the one the twin names.
-  fake.put({ apiVersion: OLMV1_API_VERSION, kind: 'ClusterExtension', metadata: { name: 'stale', uid: 'other' }, spec: { namespace: 'ops' } });
-  fake.put({ apiVersion: CE, kind: 'ClusterExtension', metadata: { name: 'stale', labels: { [LABEL_OLMV1_TWIN_OF]: UID.replace('3', '4') }, ownerReferences: [{ ...twinRef, name: 'stale', uid: UID.replace('3', '4') }] }, spec: { packageName: 'p' } });
+  // One the manager handles without a twin (its conversion refused), with someone else's finalizer too.
+  fake.put({ apiVersion: OLMV1_API_VERSION, kind: 'ClusterExtension', metadata: { name: 'refused', uid: 'refused-uid', finalizers: ['binnacle.dev/cleanup', 'example.com/keep'] }, spec: { namespace: 'ops' } });
+  // One the manager never touched (no finalizer of its, no twin): not Binnacle's to delete.
+  fake.put({ apiVersion: OLMV1_API_VERSION, kind: 'ClusterExtension', metadata: { name: 'untouched', uid: 'other' }, spec: { namespace: 'ops' } });
   fake.put({ apiVersion: CE, kind: 'PlatformOperator', metadata: { name: 'po' }, spec: { packageName: 'q' } });
   fake.put({ apiVersion: CE, kind: 'ClusterExtension', metadata: { name: 'po-ext', ownerReferences: [{ apiVersion: CE, kind: 'PlatformOperator', name: 'po', uid: 'po-uid', controller: true }] }, spec: { packageName: 'q' } });
   fake.put({ apiVersion: CE, kind: 'ClusterExtension', metadata: { name: 'plain' }, spec: { packageName: 'r' } });
@@ -268,7 +270,11 @@ test("uninstall-self --force deletes a twin through its OLM v1 object and leaves
       return del(ref, opts);
     },
   });
-  await uninstallSelf(watched, { namespace: NS, force: true, timeoutMs: 1200 });
-  assert.deepEqual(deletes.sort(), [`${CE} ClusterExtension plain`, `${CE} PlatformOperator po`, `${OLMV1_API_VERSION} ClusterExtension stale`, `${OLMV1_API_VERSION} ClusterExtension twin`], 'neither a twin nor a PlatformOperator’s extension is deleted directly');
-  assert.ok(fake.get({ apiVersion: OLMV1_API_VERSION, kind: 'ClusterExtension', name: 'stale' }) !== undefined, 'an OLM v1 object the twin does not name stays');
+  // No manager runs here: what is deleted stays Terminating on its finalizers until the timeout, then they are dropped.
+  const r = await uninstallSelf(watched, { namespace: NS, force: true, timeoutMs: 1200 });
+  assert.deepEqual(deletes.sort(), [`${CE} ClusterExtension plain`, `${CE} PlatformOperator po`, `${OLMV1_API_VERSION} ClusterExtension refused`, `${OLMV1_API_VERSION} ClusterExtension twin`], 'neither a twin nor a PlatformOperator’s extension is deleted directly');
+  assert.ok(r.orphaned.includes('ClusterExtension.olm.operatorframework.io twin'), r.orphaned.join(', '));
+  assert.equal(fake.get({ apiVersion: OLMV1_API_VERSION, kind: 'ClusterExtension', name: 'twin' }), undefined, 'its finalizers dropped, it is gone');
+  assert.deepEqual(fake.get({ apiVersion: OLMV1_API_VERSION, kind: 'ClusterExtension', name: 'refused' })?.metadata.finalizers, ['example.com/keep'], 'only the finalizers Binnacle’s manager would have removed');
+  assert.ok(fake.get({ apiVersion: OLMV1_API_VERSION, kind: 'ClusterExtension', name: 'untouched' }) !== undefined, 'an OLM v1 object Binnacle never handled stays');
 });

@@ -10,7 +10,7 @@
  * refuses while extensions are installed unless forced; forced, it deletes them first and gives
  * the running manager time to uninstall them, then removes what the record lists.
  */
-import { API_VERSION } from '../api/types.js';
+import { API_VERSION, FINALIZER_CLEANUP } from '../api/types.js';
 import type { Discovery, ObjectReader, ObjectWriter } from '../kube/ports.js';
 import { isConflict, isNotFound } from '../kube/errors.js';
 import { objectKey, type KubeObject } from '../kube/types.js';
@@ -19,7 +19,7 @@ import { BinnacleError } from '../util/errors.js';
 import { catalogCertificateExpiry, catalogTls, CATALOG_TLS_SECRET, type CatalogTls } from './catalog-tls.js';
 import { TWIN_POLICY_NAME } from '../api/olmv1/twin-policy.js';
 import { olmv1TwinOf } from '../api/olmv1/twin.js';
-import { OLMV1_API_VERSION } from '../api/olmv1/types.js';
+import { OLMV1_API_VERSION, OLMV1_CACHE_FINALIZERS, OLMV1_GROUP } from '../api/olmv1/types.js';
 import { platformOwner } from '../actions/platform-protection.js';
 import { ANNOTATION_RELEASE_VERSION, CATALOG_SERVICE, DEFAULT_SELF_NAMESPACE, MANAGER_NAME, PROTECTION_POLICY, SELF_LABELS, selfManifests, type SelfOptions } from './manifests.js';
 import { fakeNodesWarning, nodeKinds, placeOnRealNodes } from './nodes.js';
@@ -429,38 +429,63 @@ export interface UninstallSelfResult {
   terminating: string[];
 }
 
+/** OLM v1's ClusterExtensions Binnacle's manager handles: its finalizer on them, or a twin of them (its label naming their UID). */
+function handledOlmv1Extensions(olmv1: readonly KubeObject[], twinUids: ReadonlySet<string>): KubeObject[] {
+  return olmv1.filter((x) => (x.metadata.finalizers ?? []).includes(FINALIZER_CLEANUP) || twinUids.has(x.metadata.uid ?? ''));
+}
+
 /** Deletes every extension, gives a running manager time to uninstall them, then drops what finalizers are left; answers those. */
 async function removeExtensions(client: SelfClient, timeoutMs: number): Promise<string[]> {
   const orphaned: string[] = [];
-  // Extensions first, while the manager runs: it uninstalls what they installed. A PlatformOperator's
-  // extension goes with it, and an OLM v1 object's twin with that object, which is deleted instead:
-  // the admission policies refuse anyone but the manager and the garbage collector deleting them.
+  const list = async (apiVersion: string, kind: string): Promise<KubeObject[]> => (await client.list(apiVersion, kind).catch(() => ({ items: [] as KubeObject[] }))).items;
+  // Extensions first, while the manager runs: it uninstalls what they installed. An OLM v1
+  // ClusterExtension the manager handles is deleted (the manager deletes its twin, which uninstalls);
+  // its twin, and a PlatformOperator's extension, go with what owns them: the admission policies
+  // refuse anyone but the manager and the garbage collector deleting those.
+  const twins = (await list(API_VERSION, 'ClusterExtension')).filter((x) => olmv1TwinOf(x) !== undefined);
+  const olmv1 = handledOlmv1Extensions(await list(OLMV1_API_VERSION, 'ClusterExtension'), new Set(twins.map((x) => olmv1TwinOf(x) ?? '')));
+  for (const x of olmv1) {
+    // That very object: one made again since under the name is not deleted for it (a 409).
+    await client.delete({ apiVersion: OLMV1_API_VERSION, kind: 'ClusterExtension', name: x.metadata.name ?? '' }, { preconditions: { uid: x.metadata.uid ?? '' } }).catch((err: unknown) => {
+      if (!isConflict(err)) throw err;
+    });
+  }
   for (const kind of ['PlatformOperator', 'ClusterExtension', 'HelmOperator']) {
-    for (const x of (await client.list(API_VERSION, kind).catch(() => ({ items: [] as KubeObject[] }))).items) {
-      const name = x.metadata.name ?? '';
-      if (kind === 'ClusterExtension' && platformOwner(x) !== undefined) continue;
-      const twinOf = olmv1TwinOf(x);
-      if (twinOf === undefined) await client.delete({ apiVersion: API_VERSION, kind, name });
-      else {
-        // The very object it is the twin of: one made since under the name is not deleted (a 409).
-        await client.delete({ apiVersion: OLMV1_API_VERSION, kind, name }, { preconditions: { uid: twinOf } }).catch((err: unknown) => {
-          if (!isConflict(err) && !isNotFound(err)) throw err;
-        });
-      }
+    for (const x of await list(API_VERSION, kind)) {
+      if (olmv1TwinOf(x) !== undefined || (kind === 'ClusterExtension' && platformOwner(x) !== undefined)) continue;
+      await client.delete({ apiVersion: API_VERSION, kind, name: x.metadata.name ?? '' });
     }
   }
-  // The extensions go at once; what they installed goes with their BundleDeployments.
-  const remaining = async (): Promise<number> => (await installedExtensions(client)).length + (await client.list(API_VERSION, 'BundleDeployment').catch(() => ({ items: [] as KubeObject[] }))).items.length;
+  // The extensions go at once; what they installed goes with their BundleDeployments; the OLM v1 objects once their twins are gone.
+  const olmv1Left = async (): Promise<KubeObject[]> => {
+    const uids = new Set(olmv1.map((x) => x.metadata.uid));
+    return (await list(OLMV1_API_VERSION, 'ClusterExtension')).filter((x) => uids.has(x.metadata.uid));
+  };
+  const remaining = async (): Promise<number> => (await installedExtensions(client)).length + (await list(API_VERSION, 'BundleDeployment')).length + (await olmv1Left()).length;
   await pollUntil(remaining, (n) => n === 0, { timeoutMs, intervalMs: 1000 });
   // Whatever is left has no manager to finish it: drop the finalizers so the APIs can go.
   for (const kind of ['PlatformOperator', 'ClusterExtension', 'HelmOperator', 'BundleDeployment', 'ClusterCatalog']) {
-    for (const x of (await client.list(API_VERSION, kind).catch(() => ({ items: [] as KubeObject[] }))).items) {
+    for (const x of await list(API_VERSION, kind)) {
       if ((x.metadata.finalizers ?? []).length === 0) continue;
       await client.patch({ apiVersion: API_VERSION, kind, name: x.metadata.name ?? '' }, { metadata: { finalizers: null } });
       orphaned.push(`${kind} ${x.metadata.name ?? ''}`);
     }
   }
+  orphaned.push(...(await dropManagerFinalizers(client, await olmv1Left())));
   return orphaned;
+}
+
+/** On OLM v1 objects, only the finalizers Binnacle's manager would have removed (OLM v1's CRDs stay, and may be another's); answers those changed. */
+async function dropManagerFinalizers(client: SelfClient, olmv1: readonly KubeObject[]): Promise<string[]> {
+  const changed: string[] = [];
+  for (const x of olmv1) {
+    const finalizers = x.metadata.finalizers ?? [];
+    const kept = finalizers.filter((f) => f !== FINALIZER_CLEANUP && !OLMV1_CACHE_FINALIZERS.has(f));
+    if (kept.length === finalizers.length) continue;
+    await client.patch({ apiVersion: OLMV1_API_VERSION, kind: 'ClusterExtension', name: x.metadata.name ?? '' }, { metadata: { finalizers: kept, resourceVersion: x.metadata.resourceVersion } });
+    changed.push(`ClusterExtension.${OLMV1_GROUP} ${x.metadata.name ?? ''}`);
+  }
+  return changed;
 }
 
 /** The manager first (so it stops reconciling), then the policies it made that deny, the rest, the record (when there is one), the namespace last. */

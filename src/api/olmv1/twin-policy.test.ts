@@ -87,6 +87,10 @@ describe('the twin policy', () => {
     assert.equal(admitted(null, ce({ [LABEL_OLMV1_TWIN_OF]: UID })), true, 'the label alone is no twin');
     assert.equal(admitted(null, ce(undefined, [ref(UID)])), true, 'a reference without the label is no twin');
     assert.equal(admitted(null, ce({ [LABEL_OLMV1_TWIN_OF]: UID }, [ref(UID, { controller: false })])), true, 'nor is one whose reference is not its controller');
+    // As twin.ts reads a twin (olmv1TwinOf): the label names its controller's UID, an OLM v1 ClusterExtension.
+    assert.equal(admitted(null, ce({ [LABEL_OLMV1_TWIN_OF]: UID }, [ref(OTHER)])), true, 'the label naming another UID');
+    assert.equal(admitted(null, ce({ [LABEL_OLMV1_TWIN_OF]: UID }, [ref(UID, { apiVersion: 'olm.operatorframework.io/v2' })])), true, 'another OLM version');
+    assert.equal(admitted(null, ce({ [LABEL_OLMV1_TWIN_OF]: UID }, [ref(UID, { kind: 'ClusterCatalog' })])), true, 'another kind');
     assert.equal(
       evaluate(x.deleteMessage, { oldObject: twin }),
       "ClusterExtension op is the twin Binnacle's manager keeps of an OLM v1 ClusterExtension: it goes with it. Delete the olm.operatorframework.io/v1 ClusterExtension op instead (kubectl delete clusterextensions.olm.operatorframework.io op; binnacle uninstall does)",
@@ -105,6 +109,10 @@ describe('the twin policy', () => {
     assert.deepEqual(binding?.spec, { policyName: TWIN_POLICY_NAME, validationActions: ['Deny'] });
     for (const e of Object.values(x)) assert.ok(balanced(e), e);
     assert.equal((policy?.spec as { validations: unknown[] }).validations.length, 4);
+    // Where the manager does not serve OLM v1's API, nothing would remove its finalizer from the OLM v1 object: deleting the twin stays the way out.
+    const [notServing] = twinPolicy(['m'], false);
+    assert.deepEqual((notServing?.spec as { matchConstraints: { resourceRules: { operations: string[] }[] } }).matchConstraints.resourceRules[0]?.operations, ['CREATE', 'UPDATE']);
+    assert.equal((notServing?.spec as { validations: unknown[] }).validations.length, 3);
     const message = evaluate(x.message, { object: twin });
     assert.equal(evaluate(x.twinMessage, { object: twin }), "ClusterExtension op is the twin Binnacle's manager keeps of an OLM v1 ClusterExtension: its spec and its binnacle.dev/ labels and annotations are the manager's. Change the olm.operatorframework.io/v1 ClusterExtension op instead (kubectl edit clusterextensions.olm.operatorframework.io op; binnacle upgrade, rollback and approve write it)");
     assert.equal(message, `ClusterExtension op: only Binnacle's manager makes an OLM v1 ClusterExtension's twin; the label ${LABEL_OLMV1_TWIN_OF} and owner references to olm.operatorframework.io objects cannot be added or changed. To install through OLM v1's API, create an olm.operatorframework.io/v1 ClusterExtension: Binnacle makes its twin`);

@@ -8,8 +8,8 @@
  * way) refuses a CREATE or UPDATE of a `binnacle.dev` ClusterExtension that adds or changes the
  * twin label or an owner reference to an OLM v1 object, or that changes an
  * existing twin's spec or its binnacle.dev labels and annotations (an approval, adoptExisting, a
- * conflict policy: the twin would keep its standing with them), or that deletes a twin (it goes
- * with its OLM v1 object), unless the manager itself asks (kube/admission-policy.ts: its identity,
+ * conflict policy: the twin would keep its standing with them), or, while the manager serves OLM
+ * v1's API, that deletes a twin (it goes with its OLM v1 object), unless the manager itself asks (kube/admission-policy.ts: its identity,
  * from the API server); the garbage collector may delete a twin. Taking an owner reference away
  * gains nothing and is let through (the garbage collector does, when orphaning).
  */
@@ -18,7 +18,7 @@ import { celHasLabel, celNotExempt, celString, celStringList, GARBAGE_COLLECTOR_
 import type { Discovery, ObjectWriter } from '../../kube/ports.js';
 import type { KubeObject } from '../../kube/types.js';
 import { GROUP } from '../types.js';
-import { LABEL_OLMV1_TWIN_OF, OLMV1_GROUP } from './types.js';
+import { LABEL_OLMV1_TWIN_OF, OLMV1_API_VERSION, OLMV1_GROUP } from './types.js';
 
 export const TWIN_POLICY_NAME = 'binnacle-olmv1-twins';
 
@@ -46,7 +46,9 @@ export function twinPolicyExpressions(exemptUsers: readonly string[]): { notExem
     // operator uninstalled, and the manager make it again from the OLM v1 object.
     twinNotDeleted:
       `object != null || oldObject == null || !${celHasLabel('oldObject', LABEL_OLMV1_TWIN_OF)} || !has(oldObject.metadata.ownerReferences) || ` +
-      `!oldObject.metadata.ownerReferences.exists(r, ${olmv1Ref} && has(r.controller) && r.controller) || request.userInfo.username in ${celStringList(GARBAGE_COLLECTOR_IDENTITIES)}`,
+      // The twin as twin.ts reads one: the label names the UID of its controller, an OLM v1 ClusterExtension.
+      `!oldObject.metadata.ownerReferences.exists(r, r.apiVersion == ${celString(OLMV1_API_VERSION)} && r.kind == 'ClusterExtension' && has(r.controller) && r.controller && r.uid == oldObject.metadata.labels[${label}]) || ` +
+      `request.userInfo.username in ${celStringList(GARBAGE_COLLECTOR_IDENTITIES)}`,
     message:
       `'ClusterExtension ' + object.metadata.name + ': only Binnacle\\'s manager makes an OLM v1 ClusterExtension\\'s twin; the label ${LABEL_OLMV1_TWIN_OF} and owner references to ${OLMV1_GROUP} objects cannot be added or changed. ` +
       `To install through OLM v1\\'s API, create an ${OLMV1_GROUP}/v1 ClusterExtension: Binnacle makes its twin'`,
@@ -59,20 +61,24 @@ export function twinPolicyExpressions(exemptUsers: readonly string[]): { notExem
   };
 }
 
-/** The ValidatingAdmissionPolicy and its `Deny` binding; `exemptUsers` may do anything. */
-export function twinPolicy(exemptUsers: readonly string[]): KubeObject[] {
+/**
+ * The ValidatingAdmissionPolicy and its `Deny` binding; `exemptUsers` may do anything. A twin's
+ * deletion is refused only where `refuseDeletes` (the manager serves OLM v1's API): otherwise no
+ * manager removes its finalizer from the OLM v1 object, and deleting the twin is the way out.
+ */
+export function twinPolicy(exemptUsers: readonly string[], refuseDeletes = true): KubeObject[] {
   const x = twinPolicyExpressions(exemptUsers);
   return policyWithBinding(
     TWIN_POLICY_NAME,
     {
       failurePolicy: 'Fail',
-      matchConstraints: { resourceRules: [{ apiGroups: [GROUP], apiVersions: ['*'], operations: ['CREATE', 'UPDATE', 'DELETE'], resources: ['clusterextensions'] }] },
+      matchConstraints: { resourceRules: [{ apiGroups: [GROUP], apiVersions: ['*'], operations: ['CREATE', 'UPDATE', ...(refuseDeletes ? ['DELETE'] : [])], resources: ['clusterextensions'] }] },
       matchConditions: [{ name: 'not-binnacle', expression: x.notExempt }],
       validations: [
         { expression: x.labelKept, messageExpression: x.message, reason: 'Forbidden' },
         { expression: x.referencesKept, messageExpression: x.message, reason: 'Forbidden' },
         { expression: x.twinKept, messageExpression: x.twinMessage, reason: 'Forbidden' },
-        { expression: x.twinNotDeleted, messageExpression: x.deleteMessage, reason: 'Forbidden' },
+        ...(refuseDeletes ? [{ expression: x.twinNotDeleted, messageExpression: x.deleteMessage, reason: 'Forbidden' }] : []),
       ],
     },
     ['Deny'],
@@ -81,16 +87,16 @@ export function twinPolicy(exemptUsers: readonly string[]): KubeObject[] {
 
 /**
  * Installs (or updates) the policy, exempting this client's identity (`ground`, asked of the API
- * server when not given). Answers it, or undefined where the API server serves no
- * ValidatingAdmissionPolicy.
+ * server when not given), refusing a twin's deletion where `servesOlmv1`. Answers the exempt
+ * identities, or undefined where the API server serves no ValidatingAdmissionPolicy.
  */
-export async function ensureTwinPolicy(client: Pick<ObjectWriter, 'create' | 'apply'> & Pick<Discovery, 'resourceFor'>, logger: Logger, ground?: PolicyGround): Promise<string[] | undefined> {
+export async function ensureTwinPolicy(client: Pick<ObjectWriter, 'create' | 'apply'> & Pick<Discovery, 'resourceFor'>, logger: Logger, ground?: PolicyGround, servesOlmv1 = true): Promise<string[] | undefined> {
   const { serves, identity } = ground ?? (await policyGround(client));
   if (!serves || identity === undefined) {
     logger.warn('the API server serves no ValidatingAdmissionPolicy: whoever may create binnacle.dev ClusterExtensions can make one that reads as an OLM v1 object’s twin');
     return undefined;
   }
-  const exempt = await installExemptingPolicy(client, [identity], twinPolicy);
+  const exempt = await installExemptingPolicy(client, [identity], (users) => twinPolicy(users, servesOlmv1));
   logger.info({ exempt }, 'only the manager makes OLM v1 ClusterExtensions’ twins');
   return exempt;
 }

@@ -17,6 +17,9 @@ export const OLMV1_API_VERSION = `${OLMV1_GROUP}/${OLMV1_VERSION}`;
 /** catalogd labels every ClusterCatalog with its own name (its mutating webhook); selectors use it. */
 export const LABEL_METADATA_NAME = `${OLMV1_GROUP}/metadata.name`;
 
+/** operator-controller's (ClusterExtension) and catalogd's (ClusterCatalog) finalizers, for their local caches: where Binnacle serves the kind, its manager removes them with its own. */
+export const OLMV1_CACHE_FINALIZERS: ReadonlySet<string> = new Set(['olm.operatorframework.io/cleanup-unpack-cache', 'olm.operatorframework.io/cleanup-contentmanager-cache', 'olm.operatorframework.io/delete-server-cache']);
+
 /**
  * The label on a `binnacle.dev` object that stands for an OLM v1 object of the same name and
  * kind (its twin, made and kept by controllers/cluster-*-olmv1.ts); valued the v1 object's UID.
