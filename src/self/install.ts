@@ -482,8 +482,15 @@ async function dropManagerFinalizers(client: SelfClient, olmv1: readonly KubeObj
     const finalizers = x.metadata.finalizers ?? [];
     const kept = finalizers.filter((f) => f !== FINALIZER_CLEANUP && !OLMV1_CACHE_FINALIZERS.has(f));
     if (kept.length === finalizers.length) continue;
-    await client.patch({ apiVersion: OLMV1_API_VERSION, kind: 'ClusterExtension', name: x.metadata.name ?? '' }, { metadata: { finalizers: kept, resourceVersion: x.metadata.resourceVersion } });
-    changed.push(`ClusterExtension.${OLMV1_GROUP} ${x.metadata.name ?? ''}`);
+    // Against the version read: one written since (the manager finishing it) is left as it is.
+    const patched = await client.patch({ apiVersion: OLMV1_API_VERSION, kind: 'ClusterExtension', name: x.metadata.name ?? '' }, { metadata: { finalizers: kept, resourceVersion: x.metadata.resourceVersion } }).then(
+      () => true,
+      (err: unknown) => {
+        if (isConflict(err) || isNotFound(err)) return false;
+        throw err;
+      },
+    );
+    if (patched) changed.push(`ClusterExtension.${OLMV1_GROUP} ${x.metadata.name ?? ''}`);
   }
   return changed;
 }

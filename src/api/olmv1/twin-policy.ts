@@ -6,12 +6,12 @@
  * ClusterExtensions could write both. This ValidatingAdmissionPolicy (`Deny`; installed by the
  * manager at every start, whether or not it serves OLM v1's API: a twin's standing is read either
  * way) refuses a CREATE or UPDATE of a `binnacle.dev` ClusterExtension that adds or changes the
- * twin label or an owner reference to an OLM v1 object, or that changes an
- * existing twin's spec or its binnacle.dev labels and annotations (an approval, adoptExisting, a
- * conflict policy: the twin would keep its standing with them), or, while the manager serves OLM
- * v1's API, that deletes a twin (it goes with its OLM v1 object), unless the manager itself asks (kube/admission-policy.ts: its identity,
- * from the API server); the garbage collector may delete a twin. Taking an owner reference away
- * gains nothing and is let through (the garbage collector does, when orphaning).
+ * twin label or an owner reference to an OLM v1 object, or that changes an existing twin's spec
+ * or its binnacle.dev labels and annotations (an approval, adoptExisting, a conflict policy: the
+ * twin would keep its standing with them), or, while the manager serves OLM v1's API, a DELETE of
+ * a twin (it goes with its OLM v1 object), unless the manager itself asks (kube/admission-policy.ts:
+ * its identity, from the API server); the garbage collector may delete a twin. Taking an owner
+ * reference away gains nothing and is let through (the garbage collector does, when orphaning).
  */
 import type { Logger } from 'pino';
 import { celHasLabel, celNotExempt, celString, celStringList, GARBAGE_COLLECTOR_IDENTITIES, installExemptingPolicy, policyGround, policyWithBinding, type PolicyGround } from '../../kube/admission-policy.js';
