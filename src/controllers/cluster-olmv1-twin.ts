@@ -19,7 +19,7 @@
 import type { Logger } from 'pino';
 import type { ConditionSpec, TwinSpec } from '../api/olmv1/convert.js';
 import { twinCaughtUp } from '../api/olmv1/convert.js';
-import { LABEL_OLMV1_TWIN_OF, OLMV1_API_VERSION, OLMV1_CACHE_FINALIZERS } from '../api/olmv1/types.js';
+import { LABEL_OLMV1_TWIN_OF, OLMV1_API_VERSION, withoutManagerFinalizers } from '../api/olmv1/types.js';
 import { olmv1TwinOf } from '../api/olmv1/twin.js';
 import { API_VERSION, FINALIZER_CLEANUP, GROUP } from '../api/types.js';
 import type { ObjectReader, ObjectWriter, StatusWriter } from '../kube/ports.js';
@@ -134,7 +134,7 @@ export class Olmv1TwinReconciler<V extends KubeObject, B extends KubeObject> imp
     // Moved over from OLM v1: operator-controller's and catalogd's own finalizers name caches only
     // they keep; with Binnacle serving the kind nothing else would ever remove them.
     const finalizers = s.v1.metadata.finalizers ?? [];
-    const kept = finalizers.filter((f) => f !== FINALIZER_CLEANUP && !OLMV1_CACHE_FINALIZERS.has(f));
+    const kept = withoutManagerFinalizers(finalizers);
     if (kept.length !== finalizers.length) await this.client.patch(this.v1Ref(name), { metadata: { finalizers: kept, resourceVersion: s.v1.metadata.resourceVersion } });
     return stop();
   }

@@ -19,7 +19,7 @@ import { BinnacleError } from '../util/errors.js';
 import { catalogCertificateExpiry, catalogTls, CATALOG_TLS_SECRET, type CatalogTls } from './catalog-tls.js';
 import { TWIN_POLICY_NAME } from '../api/olmv1/twin-policy.js';
 import { olmv1TwinOf } from '../api/olmv1/twin.js';
-import { OLMV1_API_VERSION, OLMV1_CACHE_FINALIZERS, OLMV1_GROUP } from '../api/olmv1/types.js';
+import { OLMV1_API_VERSION, withoutManagerFinalizers, OLMV1_GROUP } from '../api/olmv1/types.js';
 import { platformOwner } from '../actions/platform-protection.js';
 import { ANNOTATION_RELEASE_VERSION, CATALOG_SERVICE, DEFAULT_SELF_NAMESPACE, MANAGER_NAME, PROTECTION_POLICY, SELF_LABELS, selfManifests, type SelfOptions } from './manifests.js';
 import { fakeNodesWarning, nodeKinds, placeOnRealNodes } from './nodes.js';
@@ -480,7 +480,7 @@ async function dropManagerFinalizers(client: SelfClient, olmv1: readonly KubeObj
   const changed: string[] = [];
   for (const x of olmv1) {
     const finalizers = x.metadata.finalizers ?? [];
-    const kept = finalizers.filter((f) => f !== FINALIZER_CLEANUP && !OLMV1_CACHE_FINALIZERS.has(f));
+    const kept = withoutManagerFinalizers(finalizers);
     if (kept.length === finalizers.length) continue;
     // Against the version read: one written since (the manager finishing it) is left as it is.
     const patched = await client.patch({ apiVersion: OLMV1_API_VERSION, kind: 'ClusterExtension', name: x.metadata.name ?? '' }, { metadata: { finalizers: kept, resourceVersion: x.metadata.resourceVersion } }).then(

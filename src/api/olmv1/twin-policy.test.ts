@@ -12,6 +12,7 @@ import { FakeCluster } from '../../kube/fake-cluster.test-helper.js';
 import { balanced } from '../../kube/admission-policy.test-helper.js';
 import { ensureTwinPolicy, twinPolicy, twinPolicyExpressions, TWIN_POLICY_NAME } from './twin-policy.js';
 import { LABEL_OLMV1_TWIN_OF, OLMV1_API_VERSION } from './types.js';
+import { olmv1TwinOf } from './twin.js';
 
 const UID = '11111111-1111-4111-8111-111111111111';
 const OTHER = '22222222-2222-4222-8222-222222222222';
@@ -95,6 +96,25 @@ describe('the twin policy', () => {
       evaluate(x.deleteMessage, { oldObject: twin }),
       "ClusterExtension op is the twin Binnacle's manager keeps of an OLM v1 ClusterExtension: it goes with it. Delete the olm.operatorframework.io/v1 ClusterExtension op instead (kubectl delete clusterextensions.olm.operatorframework.io op; binnacle uninstall does)",
     );
+  });
+
+  it('refuses a tenant’s DELETE exactly where twin.ts reads a twin (the policy and olmv1TwinOf decide alike)', () => {
+    const cases = [
+      ce(),
+      ce({ [LABEL_OLMV1_TWIN_OF]: UID }),
+      ce(undefined, [ref(UID)]),
+      twin,
+      ce({ [LABEL_OLMV1_TWIN_OF]: UID }, [ref(OTHER)]),
+      ce({ [LABEL_OLMV1_TWIN_OF]: UID }, [ref(UID, { controller: false })]),
+      ce({ [LABEL_OLMV1_TWIN_OF]: UID }, [ref(UID, { apiVersion: 'olm.operatorframework.io/v2' })]),
+      ce({ [LABEL_OLMV1_TWIN_OF]: UID }, [ref(UID, { kind: 'ClusterCatalog' })]),
+      ce({ [LABEL_OLMV1_TWIN_OF]: UID }, [ref(OTHER), ref(UID)]),
+      ce({ [LABEL_OLMV1_TWIN_OF]: '' }, [ref('')]),
+    ];
+    for (const obj of cases) {
+      const asTwin = olmv1TwinOf({ kind: 'ClusterExtension', metadata: obj.metadata as Parameters<typeof olmv1TwinOf>[0]['metadata'] }) !== undefined;
+      assert.equal(admitted(null, obj), !asTwin, JSON.stringify(obj.metadata));
+    }
   });
 
   it('lets the manager do anything', () => {

@@ -45,7 +45,7 @@ export function twinPolicyExpressions(exemptUsers: readonly string[]): { notExem
     // deleted by the garbage collector, or by the manager. A person deleting it would have its
     // operator uninstalled, and the manager make it again from the OLM v1 object.
     twinNotDeleted:
-      `object != null || oldObject == null || !${celHasLabel('oldObject', LABEL_OLMV1_TWIN_OF)} || !has(oldObject.metadata.ownerReferences) || ` +
+      `object != null || oldObject == null || !${celHasLabel('oldObject', LABEL_OLMV1_TWIN_OF)} || oldObject.metadata.labels[${label}] == '' || !has(oldObject.metadata.ownerReferences) || ` +
       // The twin as twin.ts reads one: the label names the UID of its controller, an OLM v1 ClusterExtension.
       `!oldObject.metadata.ownerReferences.exists(r, r.apiVersion == ${celString(OLMV1_API_VERSION)} && r.kind == 'ClusterExtension' && has(r.controller) && r.controller && r.uid == oldObject.metadata.labels[${label}]) || ` +
       `request.userInfo.username in ${celStringList(GARBAGE_COLLECTOR_IDENTITIES)}`,

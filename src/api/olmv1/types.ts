@@ -6,7 +6,7 @@
  */
 import type { SelectorOperator } from '../catalog-selector.js';
 import type { Condition, KubeObject } from '../../kube/types.js';
-import { GROUP } from '../types.js';
+import { FINALIZER_CLEANUP, GROUP } from '../types.js';
 
 // Here, not beside the CRDs (crds.ts): whatever names the group should not load the YAML parser.
 export const OLMV1_GROUP = 'olm.operatorframework.io';
@@ -18,7 +18,12 @@ export const OLMV1_API_VERSION = `${OLMV1_GROUP}/${OLMV1_VERSION}`;
 export const LABEL_METADATA_NAME = `${OLMV1_GROUP}/metadata.name`;
 
 /** operator-controller's (ClusterExtension) and catalogd's (ClusterCatalog) finalizers, for their local caches: where Binnacle serves the kind, its manager removes them with its own. */
-export const OLMV1_CACHE_FINALIZERS: ReadonlySet<string> = new Set(['olm.operatorframework.io/cleanup-unpack-cache', 'olm.operatorframework.io/cleanup-contentmanager-cache', 'olm.operatorframework.io/delete-server-cache']);
+const OLMV1_CACHE_FINALIZERS: ReadonlySet<string> = new Set(['olm.operatorframework.io/cleanup-unpack-cache', 'olm.operatorframework.io/cleanup-contentmanager-cache', 'olm.operatorframework.io/delete-server-cache']);
+
+/** An OLM v1 object's finalizers without those Binnacle's manager takes off when it lets the object go (its own, and the caches' it took over). */
+export function withoutManagerFinalizers(finalizers: readonly string[]): string[] {
+  return finalizers.filter((f) => f !== FINALIZER_CLEANUP && !OLMV1_CACHE_FINALIZERS.has(f));
+}
 
 /**
  * The label on a `binnacle.dev` object that stands for an OLM v1 object of the same name and
