@@ -29,6 +29,18 @@
  * (BINNACLE_REGISTRIES_CONF). Both are given the same objects: `olm.operatorframework.io/v1`
  * ClusterCatalogs naming the images by tag.
  *
+ * OLM v1 (the `olmv1` side), role for role: catalogd as above with operator-controller v1.11.0
+ * beside it (hack/bench-tools/operator-controller/build.sh, the same tag), each a process; the
+ * manager does what these two do. operator-controller fetches every Serving catalog's
+ * `/api/v1/all` and keeps it on disk, one file a record, to resolve from (its ClusterCatalog
+ * controller); it runs with the admin kubeconfig, its standard ClusterExtension CRD, catalogd's CA
+ * (`--catalogd-cas-dir`), no metrics server (it serves one only with a cert-manager
+ * certificate). Its memory and CPU are summed with catalogd's (each process's peak: their sum
+ * bounds the pair's from above, as for opm's processes); "resolvable" is until its cache holds
+ * every catalog, Binnacle's is Serving (the unpack that stores a catalog builds its resolution
+ * view). No queries: they would be catalogd's again. Not the issue's goal, which names catalogd
+ * alone; judged apart as "role for role".
+ *
  * opm serve: operator-registry's opm (hack/bench-tools/opm/build.sh), one `opm serve DIR` per
  * catalog over the same FBC directories the images hold, as a catalog image's entrypoint runs it,
  * each with its cache built beforehand (`--cache-only`, as the Dockerfile opm generates does at
@@ -54,11 +66,11 @@
  * of one extension against all three under 1 s.
  *
  * usage: npm run bench -- catalog-scale [--bundles 2000] [--catalogs 3] [--rounds 1] [--node-flags '...']
- *        [--modes defaults,matched] [--queries 200] [--downloads 3] [--only binnacle|catalogd|opm] [--malloc-env off]
+ *        [--modes defaults,matched] [--queries 200] [--downloads 3] [--only binnacle|catalogd|olmv1|opm] [--malloc-env off]
  * The cluster: `binnacle cluster up --name BINNACLE_BENCH_CLUSTER` (default `catalog-scale`).
  */
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import net from 'node:net';
 import path from 'node:path';
@@ -101,7 +113,7 @@ const STEADY_WAIT_MS = 15_000;
 const BINNACLE_ENTRY = path.join(ROOT, 'bin', 'binnacle.js');
 const IMAGE = 'quay.io/openshift-community-operators/{package}:v{version}';
 
-type Side = 'binnacle-defaults' | 'binnacle-matched' | 'catalogd' | 'opm';
+type Side = 'binnacle-defaults' | 'binnacle-matched' | 'catalogd' | 'olmv1' | 'opm';
 
 interface Quantiles {
   p50: number;
@@ -114,6 +126,13 @@ interface Sample {
   round: number;
   /** First ClusterCatalog created (opm: process started) until every catalog serves. */
   servingMs: number;
+  /**
+   * First ClusterCatalog created until an extension could resolve against every catalog: olmv1,
+   * until operator-controller's cache holds them all; Binnacle, Serving (the unpack that stores a
+   * catalog builds its resolution view). Not opm's or catalogd's alone.
+   */
+  resolvableMs?: number;
+  cpuToResolvableS?: number;
   /** Process start until its readiness endpoint answered (opm: not applicable, 0). */
   startMs: number;
   peakMib: number;
@@ -198,6 +217,8 @@ interface Tls {
   caPem: string;
   /** The CA as a file, for curl. */
   caFile: string;
+  /** A directory holding only the CA, for operator-controller's --catalogd-cas-dir. */
+  caDir: string;
   certFile: string;
   keyFile: string;
   /** controller-runtime's webhook certificate directory, under a TMPDIR of its own. */
@@ -220,7 +241,10 @@ async function tls(): Promise<Tls> {
   writeFileSync(path.join(webhookDir, 'tls.key'), leaf.keyPem, { mode: 0o600 });
   const caFile = path.join(dir, 'ca.crt');
   writeFileSync(caFile, ca.certPem);
-  return { caPem: ca.certPem, caFile, certFile, keyFile, tmpDir };
+  const caDir = path.join(dir, 'cas');
+  mkdirSync(caDir, { recursive: true });
+  writeFileSync(path.join(caDir, 'ca.crt'), ca.certPem);
+  return { caPem: ca.certPem, caFile, caDir, certFile, keyFile, tmpDir };
 }
 
 /** GET over HTTPS on one keep-alive connection: the status, the bytes and the time to the last byte. */
@@ -308,6 +332,8 @@ interface Env {
   catalogs: Catalogs;
   catalogdBinary: string;
   catalogdCrd: string;
+  operatorControllerBinary: string;
+  operatorControllerCrd: string;
   opm: string;
 }
 
@@ -371,89 +397,145 @@ async function clearCrds(client: KubeClient): Promise<void> {
 
 const commandsSeen = new Map<string, string[]>();
 
+/** A process to start: its command, environment, readiness URL and what to call it in logs. */
+interface Launch {
+  name: string;
+  cmd: string;
+  args: string[];
+  env: NodeJS.ProcessEnv;
+  readyz: string;
+}
+
+/**
+ * `cmd args` under a private mount namespace whose /run/secrets holds a token of `serviceAccount`
+ * in olmv1-system: catalogd and operator-controller read their ServiceAccount's name from the
+ * in-Pod token file, a fixed path (internal/shared/util/sa), and refuse to start without it.
+ */
+async function withServiceAccountToken(e: Env, scratch: string, serviceAccount: string, binary: string): Promise<{ cmd: string; args: string[] }> {
+  await e.client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'olmv1-system' } });
+  await e.client.apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: serviceAccount, namespace: 'olmv1-system' } });
+  const token = path.join(scratch, `${serviceAccount}-token`);
+  writeFileSync(token, run(path.join(ROOT, '.cache', 'bin', 'kubectl'), ['--kubeconfig', e.kubeconfig, 'create', 'token', serviceAccount, '-n', 'olmv1-system']).trim(), { mode: 0o600 });
+  const saDir = '/run/secrets/kubernetes.io/serviceaccount';
+  return { cmd: 'unshare', args: ['--mount', '--propagation', 'private', 'sh', '-c', `mkdir -p /run/secrets && mount -t tmpfs tmpfs /run/secrets && mkdir -p ${saDir} && cp "$0" ${saDir}/token && exec "$@"`, token, binary] };
+}
+
+async function applyCrd(e: Env, file: string): Promise<void> {
+  for (const doc of parseAllDocuments(readFileSync(file, 'utf8'))) await e.client.apply(doc.toJS() as KubeObject);
+}
+
+async function catalogdLaunch(e: Env, scratch: string, port: number): Promise<Launch> {
+  await applyCrd(e, e.catalogdCrd);
+  const probe = await freePort();
+  const { cmd, args } = await withServiceAccountToken(e, scratch, 'catalogd-controller-manager', e.catalogdBinary);
+  args.push(
+    `--catalogs-server-addr=127.0.0.1:${port}`,
+    `--external-address=127.0.0.1:${port}`,
+    `--cache-dir=${path.join(scratch, 'cache')}`,
+    `--tls-cert=${e.tls.certFile}`,
+    `--tls-key=${e.tls.keyFile}`,
+    `--metrics-bind-address=127.0.0.1:${await freePort()}`,
+    `--health-probe-bind-address=127.0.0.1:${probe}`,
+    `--webhook-server-port=${await freePort()}`,
+    '--system-namespace=olmv1-system',
+    '--feature-gates=APIV1MetasHandler=true',
+  );
+  const env = { ...process.env, KUBECONFIG: e.kubeconfig, CONTAINERS_REGISTRIES_CONF: e.registriesConf, TMPDIR: e.tls.tmpDir, HOME: scratch };
+  return { name: 'catalogd', cmd, args, env, readyz: `http://127.0.0.1:${probe}/readyz` };
+}
+
+/**
+ * operator-controller as its Deployment runs it, less what needs cert-manager: no metrics server
+ * (it serves metrics only with a certificate), catalogd's CA given as `--catalogd-cas-dir`, its
+ * cache under the run's scratch directory. It fetches each Serving catalog's `/api/v1/all` and
+ * keeps it on disk, one file a record, for resolution (its ClusterCatalog controller).
+ */
+async function operatorControllerLaunch(e: Env, scratch: string): Promise<Launch> {
+  await applyCrd(e, e.operatorControllerCrd);
+  const probe = await freePort();
+  const { cmd, args } = await withServiceAccountToken(e, scratch, 'operator-controller-controller-manager', e.operatorControllerBinary);
+  args.push(`--health-probe-bind-address=127.0.0.1:${probe}`, `--cache-path=${operatorControllerCache(scratch)}`, `--catalogd-cas-dir=${e.tls.caDir}`, '--system-namespace=olmv1-system');
+  const env = { ...process.env, KUBECONFIG: e.kubeconfig, CONTAINERS_REGISTRIES_CONF: e.registriesConf, TMPDIR: e.tls.tmpDir, HOME: scratch };
+  return { name: 'operator-controller', cmd, args, env, readyz: `http://127.0.0.1:${probe}/readyz` };
+}
+
+const operatorControllerCache = (scratch: string): string => path.join(scratch, 'operator-controller-cache');
+
+function binnacleLaunch(e: Env, scratch: string, port: number, matched: boolean, probe: number): Launch {
+  const args = [
+    ...BINNACLE_NODE_FLAGS,
+    BINNACLE_ENTRY,
+    'manager',
+    '--metrics-bind-address',
+    `127.0.0.1:${probe}`,
+    '--catalog-bind-address',
+    `127.0.0.1:${port}`,
+    '--catalog-base-url',
+    `https://127.0.0.1:${port}`,
+    '--catalog-tls-cert',
+    e.tls.certFile,
+    '--catalog-tls-key',
+    e.tls.keyFile,
+    '--data-dir',
+    path.join(scratch, 'data'),
+    ...(matched ? ['--catalog-workers', '1'] : []),
+  ];
+  // Off means off: no allocator setting of the shell's reaches the manager either.
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('MALLOC_')));
+  const env = { ...inherited, KUBECONFIG: e.kubeconfig, BINNACLE_REGISTRIES_CONF: e.registriesConf, HOME: scratch, NODE_OPTIONS: '', ...BINNACLE_ENV };
+  return { name: matched ? 'binnacle-matched' : 'binnacle-defaults', cmd: process.execPath, args, env, readyz: `http://127.0.0.1:${probe}/readyz` };
+}
+
+/** Until operator-controller's cache holds every catalog (a directory a catalog, renamed into place once whole). */
+async function waitOperatorControllerCache(scratch: string, exited: () => string | undefined, t0: number): Promise<void> {
+  for (;;) {
+    const gone = exited();
+    if (gone !== undefined) throw new Error(gone);
+    if (Array.from({ length: CATALOGS }, (_, i) => CATALOG_NAME(i)).every((name) => existsSync(path.join(operatorControllerCache(scratch), 'catalogs', name)))) return;
+    if (Date.now() - t0 > SERVE_TIMEOUT_MS) throw new Error(`operator-controller: not every catalog in its cache after ${SERVE_TIMEOUT_MS / 1000} s`);
+    await sleep(250);
+  }
+}
+
 async function serverSide(e: Env, side: Exclude<Side, 'opm'>, round: number): Promise<Sample> {
   const scratch = path.join(WORK, 'runs', `${side}-${round}`);
   rmSync(scratch, { recursive: true, force: true });
   mkdirSync(scratch, { recursive: true });
   await clearCrds(e.client);
   const port = await freePort();
-  const probe = await freePort();
-  let cmd: string;
-  let args: string[];
-  let env: NodeJS.ProcessEnv;
-  let readyz: string;
-  if (side === 'catalogd') {
-    for (const doc of parseAllDocuments(readFileSync(e.catalogdCrd, 'utf8'))) await e.client.apply(doc.toJS() as KubeObject);
-    await e.client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'olmv1-system' } });
-    // catalogd reads its ServiceAccount's name from the in-Pod token file, a fixed path
-    // (internal/shared/util/sa): a private mount namespace gives it one on a tmpfs over /run/secrets.
-    await e.client.apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'catalogd-controller-manager', namespace: 'olmv1-system' } });
-    const token = path.join(scratch, 'sa-token');
-    writeFileSync(token, run(path.join(ROOT, '.cache', 'bin', 'kubectl'), ['--kubeconfig', e.kubeconfig, 'create', 'token', 'catalogd-controller-manager', '-n', 'olmv1-system']).trim(), { mode: 0o600 });
-    const saDir = '/run/secrets/kubernetes.io/serviceaccount';
-    cmd = 'unshare';
-    args = ['--mount', '--propagation', 'private', 'sh', '-c', `mkdir -p /run/secrets && mount -t tmpfs tmpfs /run/secrets && mkdir -p ${saDir} && cp "$0" ${saDir}/token && exec "$@"`, token, e.catalogdBinary];
-    args.push(
-      `--catalogs-server-addr=127.0.0.1:${port}`,
-      `--external-address=127.0.0.1:${port}`,
-      `--cache-dir=${path.join(scratch, 'cache')}`,
-      `--tls-cert=${e.tls.certFile}`,
-      `--tls-key=${e.tls.keyFile}`,
-      `--metrics-bind-address=127.0.0.1:${await freePort()}`,
-      `--health-probe-bind-address=127.0.0.1:${probe}`,
-      `--webhook-server-port=${await freePort()}`,
-      '--system-namespace=olmv1-system',
-      '--feature-gates=APIV1MetasHandler=true',
-    );
-    env = { ...process.env, KUBECONFIG: e.kubeconfig, CONTAINERS_REGISTRIES_CONF: e.registriesConf, TMPDIR: e.tls.tmpDir, HOME: scratch };
-    readyz = `http://127.0.0.1:${probe}/readyz`;
-  } else {
-    cmd = process.execPath;
-    args = [
-      ...BINNACLE_NODE_FLAGS,
-      BINNACLE_ENTRY,
-      'manager',
-      '--metrics-bind-address',
-      `127.0.0.1:${probe}`,
-      '--catalog-bind-address',
-      `127.0.0.1:${port}`,
-      '--catalog-base-url',
-      `https://127.0.0.1:${port}`,
-      '--catalog-tls-cert',
-      e.tls.certFile,
-      '--catalog-tls-key',
-      e.tls.keyFile,
-      '--data-dir',
-      path.join(scratch, 'data'),
-      ...(side === 'binnacle-matched' ? ['--catalog-workers', '1'] : []),
-    ];
-    // Off means off: no allocator setting of the shell's reaches the manager either.
-    const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('MALLOC_')));
-    env = { ...inherited, KUBECONFIG: e.kubeconfig, BINNACLE_REGISTRIES_CONF: e.registriesConf, HOME: scratch, NODE_OPTIONS: '', ...BINNACLE_ENV };
-    readyz = `http://127.0.0.1:${probe}/readyz`;
-  }
-  commandsSeen.set(side, [cmd, ...args]);
+  // The olmv1 side: catalogd first, operator-controller once catalogd is ready (its Deployment waits on catalogd's CA alike).
+  const launches: (() => Promise<Launch>)[] =
+    side === 'catalogd' ? [() => catalogdLaunch(e, scratch, port)]
+    : side === 'olmv1' ? [() => catalogdLaunch(e, scratch, port), () => operatorControllerLaunch(e, scratch)]
+    : [async () => binnacleLaunch(e, scratch, port, side === 'binnacle-matched', await freePort())];
   const started = Date.now();
-  const proc = spawnLogged(side, cmd, args, { cwd: scratch, env, logFile: path.join(WORK, 'logs', `${side}-${round}.log`) });
-  const peak = treePeakSampler(proc.pid);
+  const procs: { proc: ReturnType<typeof spawnLogged>; peak: ReturnType<typeof treePeakSampler> }[] = [];
+  const exited = (): string | undefined => procs.map((p) => p.proc.exited()).find((x) => x !== undefined);
+  const sum = (f: (pid: number) => number): number => procs.reduce((s, p) => s + f(p.proc.pid), 0);
   try {
-    await waitHttpOk(side, readyz, proc.exited, 180_000);
+    for (const launch of launches) {
+      const l = await launch();
+      commandsSeen.set(procs.length === 0 ? side : `${side}/${l.name}`, [l.cmd, ...l.args]);
+      const proc = spawnLogged(l.name, l.cmd, l.args, { cwd: scratch, env: l.env, logFile: path.join(WORK, 'logs', `${side}-${round}-${l.name}.log`) });
+      procs.push({ proc, peak: treePeakSampler(proc.pid) });
+      await waitHttpOk(l.name, l.readyz, proc.exited, 180_000);
+    }
     // Binnacle installs its CRDs as it starts; wait until the API server serves them.
     for (;;) {
       const ok = await e.client.list('olm.operatorframework.io/v1', 'ClusterCatalog').then(() => true, () => false);
       if (ok) break;
-      const gone = proc.exited();
+      const gone = exited();
       if (gone !== undefined) throw new Error(gone);
       await sleep(200);
     }
     const startMs = Date.now() - started;
-    const idleMib = procStatus(proc.pid).rss;
-    const cpu0 = cpuSeconds(proc.pid);
+    const idleMib = sum((pid) => procStatus(pid).rss);
+    const cpu0 = sum(cpuSeconds);
     const t0 = Date.now();
     await Promise.all(e.catalogs.images.map((image, i) => e.client.create(clusterCatalog(i, image))));
     let bases: string[] | undefined;
     for (;;) {
-      const gone = proc.exited();
+      const gone = exited();
       if (gone !== undefined) throw new Error(gone);
       bases = await servingBases(e.client);
       if (bases !== undefined) break;
@@ -461,18 +543,29 @@ async function serverSide(e: Env, side: Exclude<Side, 'opm'>, round: number): Pr
       await sleep(250);
     }
     const servingMs = Date.now() - t0;
-    const cpuToServingS = cpuSeconds(proc.pid) - cpu0;
+    const cpuToServingS = sum(cpuSeconds) - cpu0;
+    // OLM v1 resolves from operator-controller's copy of the catalogs; Binnacle from what it serves, loaded in the same unpack.
+    let resolvableMs = servingMs;
+    if (side === 'olmv1') {
+      await waitOperatorControllerCache(scratch, exited, t0);
+      resolvableMs = Date.now() - t0;
+    }
+    const cpuToResolvableS = sum(cpuSeconds) - cpu0;
     await sleep(STEADY_WAIT_MS);
-    const steady = procStatus(proc.pid);
-    const steadyMib = steady.rss;
-    const q = await queries(e.tls, bases, e.catalogs.onePackage);
-    const steadyAfterQueriesMib = procStatus(proc.pid).rss;
-    return { side, round, servingMs, startMs, peakMib: peak.peakMib(), idleMib, steadyMib, steadyAnonMib: steady.anon, steadyFileMib: steady.file, steadyAfterQueriesMib, cpuToServingS, ...q };
+    const steady = procs.map((p) => procStatus(p.proc.pid));
+    const steadyMib = steady.reduce((s, m) => s + m.rss, 0);
+    const steadyAnonMib = steady.reduce((s, m) => s + m.anon, 0);
+    const steadyFileMib = steady.reduce((s, m) => s + m.file, 0);
+    // catalogd's HTTP figures are its own row's: the olmv1 side serves from the same catalogd.
+    const q = side === 'olmv1' ? {} : await queries(e.tls, bases, e.catalogs.onePackage);
+    const steadyAfterQueriesMib = sum((pid) => procStatus(pid).rss);
+    const peakMib = procs.reduce((s, p) => s + p.peak.peakMib(), 0);
+    return { side, round, servingMs, resolvableMs, startMs, peakMib, idleMib, steadyMib, steadyAnonMib, steadyFileMib, steadyAfterQueriesMib, cpuToServingS, cpuToResolvableS, ...q };
   } finally {
-    peak.stop();
+    for (const p of procs) p.peak.stop();
     await deleteCatalogs(e.client);
     for (let i = 0; i < CATALOGS; i++) await waitGone(e.client, { apiVersion: 'olm.operatorframework.io/v1', kind: 'ClusterCatalog', name: CATALOG_NAME(i) }).catch(() => undefined);
-    await stopChild(proc.child);
+    for (const p of [...procs].reverse()) await stopChild(p.proc.child);
     await clearCrds(e.client);
     rmSync(scratch, { recursive: true, force: true });
   }
@@ -584,9 +677,12 @@ function judge(samples: Sample[], sides: Side[], catalogs: Catalogs, res: Awaite
       steadyMib: spread(xs.map((s) => s.steadyMib)),
       steadyAfterQueriesMib: spread(xs.map((s) => s.steadyAfterQueriesMib)),
       cpuToServingS: spread(xs.map((s) => s.cpuToServingS)),
+      ...(xs.every((s) => s.resolvableMs !== undefined) && xs.length > 0 ? { resolvableMs: spread(xs.map((s) => s.resolvableMs ?? NaN)), cpuToResolvableS: spread(xs.map((s) => s.cpuToResolvableS ?? NaN)) } : {}),
       ...(side === 'opm'
         ? { cacheBuildMs: spread(xs.map((s) => s.cacheBuildMs ?? NaN)) }
-        : {
+        : side === 'olmv1'
+          ? {}
+          : {
             allMBps: med(side, (s) => s.allMBps),
             metasPackagesP50Ms: med(side, (s) => s.metasPackagesMs?.p50),
             metasPackagesP99Ms: med(side, (s) => s.metasPackagesMs?.p99),
@@ -609,6 +705,17 @@ function judge(samples: Sample[], sides: Side[], catalogs: Catalogs, res: Awaite
       goals.push(judged(`${mode}: less peak and steady memory than ${ref} with the same ${CATALOGS === 1 ? 'catalog' : `${CATALOGS} catalogs`}`, p < 1 && st < 1, `peak ${fmt(p)}x, steady ${fmt(st)}x${breakdown}`));
       goals.push(judged(`${mode}: Serving at least as soon as ${ref}`, t <= 1, `${fmt(t)}x`));
     }
+    // Role for role (not the issue's goal, which names catalogd alone): the manager does what OLM v1 needs two processes for.
+    if (sides.includes('olmv1')) {
+      const t = ratio(med(b, (s) => s.resolvableMs), med('olmv1', (s) => s.resolvableMs));
+      const p = ratio(med(b, (s) => s.peakMib), med('olmv1', (s) => s.peakMib));
+      const st = ratio(med(b, (s) => s.steadyMib), med('olmv1', (s) => s.steadyMib));
+      const cpu = ratio(med(b, (s) => s.cpuToResolvableS), med('olmv1', (s) => s.cpuToResolvableS));
+      const breakdown = memoryBreakdown((f) => [med(b, f), med('olmv1', f)]);
+      console.log(`  ${mode} vs olmv1 (catalogd + operator-controller): time until resolvable ${fmt(t)}x, CPU until then ${fmt(cpu)}x, peak RSS ${fmt(p)}x, steady RSS ${fmt(st)}x${breakdown}`);
+      goals.push(judged(`${mode}, role for role: less peak and steady memory than OLM v1 (catalogd + operator-controller) with the same ${CATALOGS === 1 ? 'catalog' : `${CATALOGS} catalogs`}`, p < 1 && st < 1, `peak ${fmt(p)}x, steady ${fmt(st)}x${breakdown}`));
+      goals.push(judged(`${mode}, role for role: an extension resolvable against every catalog at least as soon as with OLM v1`, t <= 1, `${fmt(t)}x; CPU until then ${fmt(cpu)}x`));
+    }
     const p99 = Math.max(med(b, (s) => s.metasPackagesMs?.p99), med(b, (s) => s.metasOnePackageMs?.p99));
     goals.push(judged(`${mode}: metas queries (schema=olm.package, package=<one>) under 50 ms at p99`, p99 < 50, `${fmt(p99, 1)} ms`));
   }
@@ -626,7 +733,7 @@ async function rounds(e: Env, sides: Side[]): Promise<Sample[]> {
         const s = side === 'opm' ? await opmSide(e, r) : await serverSide(e, side, r);
         samples.push(s);
         const q = s.metasPackagesMs === undefined ? '' : `; all ${fmt(s.allMBps ?? NaN, 0)} MB/s; metas?schema=olm.package p50 ${fmt(s.metasPackagesMs.p50, 1)} p99 ${fmt(s.metasPackagesMs.p99, 1)} ms; metas?package p50 ${fmt(s.metasOnePackageMs?.p50 ?? NaN, 1)} p99 ${fmt(s.metasOnePackageMs?.p99 ?? NaN, 1)} ms`;
-        console.log(`  round ${r + 1} ${side}: serving in ${fmt(s.servingMs / 1000, 1)} s, idle ${s.idleMib === undefined ? '–' : `${fmt(s.idleMib, 0)} MiB`}, peak ${fmt(s.peakMib, 0)} MiB, steady ${fmt(s.steadyMib, 0)} MiB (${fmt(s.steadyAfterQueriesMib, 0)} after the queries), CPU ${fmt(s.cpuToServingS, 1)} s${q}`);
+        console.log(`  round ${r + 1} ${side}: serving in ${fmt(s.servingMs / 1000, 1)} s${s.resolvableMs === undefined || s.resolvableMs === s.servingMs ? '' : ` (resolvable in ${fmt(s.resolvableMs / 1000, 1)} s)`}, idle ${s.idleMib === undefined ? '–' : `${fmt(s.idleMib, 0)} MiB`}, peak ${fmt(s.peakMib, 0)} MiB, steady ${fmt(s.steadyMib, 0)} MiB (${fmt(s.steadyAfterQueriesMib, 0)} after the queries), CPU ${fmt(s.cpuToServingS, 1)} s${q}`);
       }
     }
   } finally {
@@ -640,9 +747,12 @@ async function main(): Promise<void> {
   mkdirSync(path.join(WORK, 'logs'), { recursive: true });
   execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
   const want = (side: string): boolean => ONLY === undefined || side.startsWith(ONLY);
-  const catalogdOut = want('catalogd') ? run('bash', [path.join(ROOT, 'hack', 'bench-tools', 'catalogd', 'build.sh')]) : 'catalogd - -\ncrd -';
+  const catalogdOut = want('catalogd') || want('olmv1') ? run('bash', [path.join(ROOT, 'hack', 'bench-tools', 'catalogd', 'build.sh')]) : 'catalogd - -\ncrd -';
   const [catalogdVersion = '', catalogdBinary = ''] = toolLine(catalogdOut, 'catalogd');
   const [catalogdCrd = ''] = toolLine(catalogdOut, 'crd');
+  const operatorControllerOut = want('olmv1') ? run('bash', [path.join(ROOT, 'hack', 'bench-tools', 'operator-controller', 'build.sh')]) : 'operator-controller - -\ncrd -';
+  const [operatorControllerVersion = '', operatorControllerBinary = ''] = toolLine(operatorControllerOut, 'operator-controller');
+  const [operatorControllerCrd = ''] = toolLine(operatorControllerOut, 'crd');
   const opm = want('opm') ? (run('bash', [path.join(ROOT, 'hack', 'bench-tools', 'opm', 'build.sh')]).trim().split('\n').pop() ?? '') : '';
   const up = await clusterUp({ name: CLUSTER, logger: pino({ level: 'warn' }), progress: () => undefined });
   const client = await KubeClient.fromKubeConfig(loadKubeConfig({ kubeconfig: up.kubeconfig }));
@@ -651,8 +761,8 @@ async function main(): Promise<void> {
   console.log(`catalogs: ${CATALOGS} of at least ${BUNDLES} bundles each, from ${path.relative(ROOT, CORPUS)}`);
   const catalogs = await prepareCatalogs(up.registry);
   console.log(`  each ${catalogs.bundlesEach} bundles, ${catalogs.packagesEach} packages, ${catalogs.bytesEach.map((b) => `${(b / 1e6).toFixed(1)} MB`).join(' / ')} of FBC JSON; one package for the queries: ${catalogs.onePackage}`);
-  const e: Env = { client, kubeconfig: up.kubeconfig, registriesConf, tls: await tls(), catalogs, catalogdBinary, catalogdCrd, opm };
-  const sides = ([...MODES.map((m): Side => `binnacle-${m}`), 'catalogd', 'opm'] as Side[]).filter(want);
+  const e: Env = { client, kubeconfig: up.kubeconfig, registriesConf, tls: await tls(), catalogs, catalogdBinary, catalogdCrd, operatorControllerBinary, operatorControllerCrd, opm };
+  const sides = ([...MODES.map((m): Side => `binnacle-${m}`), 'catalogd', 'olmv1', 'opm'] as Side[]).filter(want);
   const samples = await rounds(e, sides);
   const res = await resolution(catalogs.dirs, catalogs.onePackage);
   console.log(`resolution of ${catalogs.onePackage} against the ${CATALOGS} catalogs: ${fmt(res.inProcessMs.median, 1)} ms in process (median of 21), ${res.cliMs} ms as \`binnacle resolve\` (loading included); chose ${res.chosen.join(', ')}`);
@@ -664,6 +774,11 @@ async function main(): Promise<void> {
       bench: { bundles: BUNDLES, catalogs: CATALOGS, rounds: ROUNDS, queries: QUERIES, downloads: DOWNLOADS, modes: MODES, corpus: path.relative(ROOT, CORPUS), leftOut: catalogs.dropped, steadyWaitMs: STEADY_WAIT_MS, tls: 'both servers HTTPS with one bench certificate; one keep-alive connection for the queries', client: CLIENT === 'curl' ? 'curl --http1.1, one process and connection for each batch of queries, a first request opening the connection outside the timing' : "Node's https client, its first request (opening the connection) timed with the rest" },
       binnacle: { what: `binnacle manager (node ${BINNACLE_NODE_FLAGS.join(' ')} bin/binnacle.js, the built bundle${Object.keys(BINNACLE_ENV).length === 0 ? '' : `, with ${Object.entries(BINNACLE_ENV).map(([k, v]) => `${k}=${v}`).join(' ')}`})`, env: BINNACLE_ENV, command: commandsSeen.get('binnacle-defaults') ?? commandsSeen.get('binnacle-matched'), matched: '--catalog-workers 1', defaults: '2 ClusterCatalogs loaded at once (--catalog-workers 2)', node: process.version },
       reference: { what: `catalogd ${catalogdVersion} (operator-controller cmd/catalogd, tag containers_image_openpgp)`, command: commandsSeen.get('catalogd'), featureGates: 'APIV1MetasHandler=true', concurrency: 'its ClusterCatalog controller as shipped (one reconcile at a time)' },
+      olmv1: {
+        what: `catalogd ${catalogdVersion} and operator-controller ${operatorControllerVersion} (OLM v1's two processes; operator-controller built by hack/bench-tools/operator-controller, tag containers_image_openpgp)`,
+        command: commandsSeen.get('olmv1/operator-controller'),
+        note: "memory and CPU summed over both processes; Serving is catalogd's; resolvable once operator-controller's cache holds every catalog; no HTTP queries (catalogd's row has them)",
+      },
       opm: { what: opm === '' ? 'opm serve (not run)' : `opm serve (${spawnSync(opm, ['version'], { encoding: 'utf8' }).stdout.trim()})`, command: commandsSeen.get('opm'), note: 'gRPC registry API: serving = port accepts; no HTTP queries' },
     },
     rounds: samples,

@@ -462,18 +462,21 @@ const catalogScale: Renderer = (r) => {
     'binnacle-defaults': `binnacle manager (defaults; ${flags})`,
     'binnacle-matched': matched === '--workers 1' ? `binnacle manager (--workers 1: the catalog controller still 2; ${flags})` : `binnacle manager (matched: ${matched}; ${flags})`,
     catalogd: str(r.settings.reference?.what),
+    olmv1: str((r.settings.olmv1 as { what?: unknown } | undefined)?.what),
     opm: str((r.settings.opm as { what?: unknown } | undefined)?.what),
   };
   const idle = Object.values(s.sides).some((f) => f.idleMib !== undefined);
+  const resolvable = s.sides.olmv1 !== undefined;
   const rows = Object.entries(s.sides).map(([side, f]) => [
     names[side] ?? side,
     String(f.rounds),
     spreadText(f.servingMs, (v) => sec(v, 1)),
+    ...(resolvable ? [f.resolvableMs === undefined ? '–' : spreadText(f.resolvableMs, (v) => sec(v, 1))] : []),
     ...(idle ? [f.idleMib === undefined ? '–' : spreadText(f.idleMib, (v) => `${fix(v, 0)} MiB`)] : []),
     spreadText(f.peakMib, (v) => `${fix(v, 0)} MiB`),
     spreadText(f.steadyMib, (v) => `${fix(v, 0)} MiB`),
     spreadText(f.cpuToServingS, (v) => `${fix(v, 1)} s`),
-    f.allMBps === undefined ? 'gRPC only' : `${fix(f.allMBps, 0)} MB/s`,
+    f.allMBps === undefined ? (side === 'opm' ? 'gRPC only' : '–') : `${fix(f.allMBps, 0)} MB/s`,
     f.metasPackagesP99Ms === undefined ? '–' : `${fix(f.metasPackagesP50Ms, 1)} / ${fix(f.metasPackagesP99Ms, 1)} ms`,
     f.metasOnePackageP99Ms === undefined ? '–' : `${fix(f.metasOnePackageP50Ms, 1)} / ${fix(f.metasOnePackageP99Ms, 1)} ms`,
   ]);
@@ -481,9 +484,9 @@ const catalogScale: Renderer = (r) => {
   // Runs before the client was a setting used Node's https.
   const client = r.settings.bench?.client === undefined ? "Node's https client, its first request (opening the connection) timed with the rest" : str(r.settings.bench.client);
   return [
-    `${c.count === 1 ? 'One catalog' : `${c.count} catalogs`} of ${c.bundlesEach} bundles (${c.packagesEach} packages, ${c.bytesEach.map((b) => `${fix(b / 1e6, 1)} MB`).join(' / ')} of FBC JSON) each: the operatorhub-2021 corpus's valid packages copied under new names, as catalog images in the cluster's registry, the same \`olm.operatorframework.io/v1\` ClusterCatalogs given to each side alone; opm serve reads the same FBC directories, one process a catalog. Serving: first ClusterCatalog created until all are Serving (opm: start until every port accepts, its cache built beforehand). Peak and steady (15 s after serving) RSS of the process tree${c.count === 1 ? '' : `, summed over opm's ${c.count}`}. Queries over HTTPS on keep-alive connections (${client}): \`/api/v1/all\` throughput, and p50 / p99 of \`/api/v1/metas?schema=olm.package\` and \`?package=${c.onePackage}\`. Medians of the rounds, smallest to largest in brackets.`,
+    `${c.count === 1 ? 'One catalog' : `${c.count} catalogs`} of ${c.bundlesEach} bundles (${c.packagesEach} packages, ${c.bytesEach.map((b) => `${fix(b / 1e6, 1)} MB`).join(' / ')} of FBC JSON) each: the operatorhub-2021 corpus's valid packages copied under new names, as catalog images in the cluster's registry, the same \`olm.operatorframework.io/v1\` ClusterCatalogs given to each side alone; opm serve reads the same FBC directories, one process a catalog. Serving: first ClusterCatalog created until all are Serving (opm: start until every port accepts, its cache built beforehand). Peak and steady (15 s after serving) RSS of the process tree${c.count === 1 ? '' : `, summed over opm's ${c.count}`}. ${resolvable ? "OLM v1: catalogd and operator-controller, each a process, memory and CPU summed; until resolvable: until operator-controller's cache holds every catalog (Binnacle's: Serving, the same unpack builds its resolution view); its queries are catalogd's row's. " : ''}Queries over HTTPS on keep-alive connections (${client}): \`/api/v1/all\` throughput, and p50 / p99 of \`/api/v1/metas?schema=olm.package\` and \`?package=${c.onePackage}\`. Medians of the rounds, smallest to largest in brackets.`,
     '',
-    ...table(['side', 'rounds', 'to Serving', ...(idle ? ['idle RSS (no catalog)'] : []), 'peak RSS', 'steady RSS', 'CPU to Serving', '/api/v1/all', 'metas schema=olm.package', 'metas package=…'], rows),
+    ...table(['side', 'rounds', 'to Serving', ...(resolvable ? ['until resolvable'] : []), ...(idle ? ['idle RSS (no catalog)'] : []), 'peak RSS', 'steady RSS', 'CPU to Serving', '/api/v1/all', 'metas schema=olm.package', 'metas package=…'], rows),
     '',
     ...(s.sides.opm?.cacheBuildMs === undefined ? [] : [`opm's caches, built beforehand as a catalog image's Dockerfile does (\`--cache-only\`, not in its time to Serving): ${sec(s.sides.opm.cacheBuildMs.median, 1)} for the ${c.count}.`, '']),
     `One extension (${c.onePackage}) resolved against ${c.count === 1 ? 'the catalog' : `all ${c.count} catalogs`}: ${fix(s.resolution.inProcessMs.median, 1)} ms in process (the catalogs loaded once, as the manager holds them; median of ${s.resolution.inProcessMs.n}), ${ms(s.resolution.cliMs)} as \`binnacle resolve\` with ${c.count === 1 ? 'its directory' : `the ${c.count} directories`} (loading included).`,

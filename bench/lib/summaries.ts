@@ -278,6 +278,9 @@ export interface CatalogScaleFigures {
   steadyMib: Spread;
   steadyAfterQueriesMib: Spread;
   cpuToServingS: Spread;
+  /** Binnacle and olmv1 (runs since 2026-12-07): until an extension could resolve against every catalog (olmv1: operator-controller's cache holds them all), and the CPU until then. */
+  resolvableMs?: Spread;
+  cpuToResolvableS?: Spread;
   /** opm only: its caches built beforehand (`--cache-only`), every catalog, one after another. */
   cacheBuildMs?: Spread;
   /** HTTP sides only (opm serve speaks gRPC). */
@@ -291,5 +294,5 @@ export interface CatalogScaleFigures {
 export interface CatalogScaleSummary {
   catalogs: { count: number; bundlesEach: number; packagesEach: number; bytesEach: number[]; onePackage: string };
   resolution: { inProcessMs: Spread; cliMs: number; chosen: string[] };
-  sides: Partial<Record<'binnacle-defaults' | 'binnacle-matched' | 'catalogd' | 'opm', CatalogScaleFigures>>;
+  sides: Partial<Record<'binnacle-defaults' | 'binnacle-matched' | 'catalogd' | 'olmv1' | 'opm', CatalogScaleFigures>>;
 }
