@@ -545,12 +545,13 @@ async function serverSide(e: Env, side: Exclude<Side, 'opm'>, round: number): Pr
     const servingMs = Date.now() - t0;
     const cpuToServingS = sum(cpuSeconds) - cpu0;
     // OLM v1 resolves from operator-controller's copy of the catalogs; Binnacle from what it serves, loaded in the same unpack.
-    let resolvableMs = servingMs;
+    // catalogd alone does not resolve.
+    let resolvableMs = side === 'catalogd' ? undefined : servingMs;
     if (side === 'olmv1') {
       await waitOperatorControllerCache(scratch, exited, t0);
       resolvableMs = Date.now() - t0;
     }
-    const cpuToResolvableS = sum(cpuSeconds) - cpu0;
+    const cpuToResolvableS = resolvableMs === undefined ? undefined : sum(cpuSeconds) - cpu0;
     await sleep(STEADY_WAIT_MS);
     const steady = procs.map((p) => procStatus(p.proc.pid));
     const steadyMib = steady.reduce((s, m) => s + m.rss, 0);

@@ -471,7 +471,8 @@ const catalogScale: Renderer = (r) => {
     names[side] ?? side,
     String(f.rounds),
     spreadText(f.servingMs, (v) => sec(v, 1)),
-    ...(resolvable ? [f.resolvableMs === undefined ? '–' : spreadText(f.resolvableMs, (v) => sec(v, 1))] : []),
+    // catalogd alone does not resolve (the run of 2026-12-07T07-01 stored its Serving there).
+    ...(resolvable ? [f.resolvableMs === undefined || side === 'catalogd' ? '–' : spreadText(f.resolvableMs, (v) => sec(v, 1))] : []),
     ...(idle ? [f.idleMib === undefined ? '–' : spreadText(f.idleMib, (v) => `${fix(v, 0)} MiB`)] : []),
     spreadText(f.peakMib, (v) => `${fix(v, 0)} MiB`),
     spreadText(f.steadyMib, (v) => `${fix(v, 0)} MiB`),

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { publishPackages } from '../../src/publish/packages.js';
 import type { RunningManager } from '../../src/controllers/manager.js';
 import type { KubeClient } from '../../src/kube/client.js';
-import { findCondition } from '../../src/kube/types.js';
+import { findCondition, type KubeObject } from '../../src/kube/types.js';
 import { ANNOTATION_APPROVED_PLAN } from '../../src/api/approval.js';
 import { API_VERSION, type ClusterExtension } from '../../src/api/types.js';
 import { LABEL_OLMV1_TWIN_OF, OLMV1_API_VERSION, OLMV1_EXTRA_ANNOTATIONS, type Olmv1ClusterCatalog, type Olmv1ClusterExtension } from '../../src/api/olmv1/types.js';
@@ -225,7 +225,10 @@ async function operatorGone(): Promise<void> {
     const bds = (await client.list(API_VERSION, 'BundleDeployment')).items.filter((bd) => bd.metadata.labels?.[`needed-by.binnacle.dev/${ceName}`] !== undefined);
     // Its CRDs too (they go as OLM v1's do): an install made again meanwhile would meet them terminating.
     const crds = (await client.list('apiextensions.k8s.io/v1', 'CustomResourceDefinition')).items.filter((c) => (c.spec as { group?: string }).group === 'poison-pill.medik8s.io');
-    return left.length === 0 && bds.length === 0 && crds.length === 0 ? true : undefined;
+    if (left.length === 0 && bds.length === 0 && crds.length === 0) return true;
+    // Thrown, not undefined: a timeout then names what stayed (eventually reports the last error).
+    const named = (objs: KubeObject[]): string => objs.map((o) => `${o.apiVersion} ${o.kind} ${o.metadata.name}${o.metadata.deletionTimestamp === undefined ? '' : ` (deleting; finalizers ${JSON.stringify(o.metadata.finalizers ?? [])})`}`).join(', ');
+    throw new Error(`still there: ${named([...left, ...bds, ...crds])}`);
   }, 180_000);
   const deployments = (await client.list('apps/v1', 'Deployment', { namespace: ns })).items;
   assert.deepEqual(deployments.map((d) => d.metadata.name), [], 'the operator is gone');
