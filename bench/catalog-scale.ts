@@ -34,11 +34,11 @@
  * manager does what these two do. operator-controller fetches every Serving catalog's
  * `/api/v1/all` and keeps it on disk, one file a record, to resolve from (its ClusterCatalog
  * controller); it runs with the admin kubeconfig, its standard ClusterExtension CRD, catalogd's CA
- * (`--catalogd-cas-dir`), no metrics server (it serves one only with a cert-manager
- * certificate). Its memory and CPU are summed with catalogd's (each process's peak: their sum
+ * (`--catalogd-cas-dir`), its metrics server on the bench's certificate, no leader election
+ * (neither catalogd nor the manager has it here). Its memory and CPU are summed with catalogd's (each process's peak: their sum
  * bounds the pair's from above, as for opm's processes); "resolvable" is until its cache holds
  * every catalog, Binnacle's is Serving (the unpack that stores a catalog builds its resolution
- * view). No queries: they would be catalogd's again. Not the issue's goal, which names catalogd
+ * view); its steady RSS is read 15 s after resolvable. No queries: they would be catalogd's again. Not the issue's goal, which names catalogd
  * alone; judged apart as "role for role".
  *
  * opm serve: operator-registry's opm (hack/bench-tools/opm/build.sh), one `opm serve DIR` per
@@ -445,16 +445,17 @@ async function catalogdLaunch(e: Env, scratch: string, port: number): Promise<La
 }
 
 /**
- * operator-controller as its Deployment runs it, less what needs cert-manager: no metrics server
- * (it serves metrics only with a certificate), catalogd's CA given as `--catalogd-cas-dir`, its
- * cache under the run's scratch directory. It fetches each Serving catalog's `/api/v1/all` and
+ * operator-controller as its Deployment runs it: its metrics server over HTTPS with the bench's
+ * certificate (as catalogd's and the manager's serve theirs), catalogd's CA given as
+ * `--catalogd-cas-dir`, its cache under the run's scratch directory; without leader election,
+ * as catalogd and the manager run here. It fetches each Serving catalog's `/api/v1/all` and
  * keeps it on disk, one file a record, for resolution (its ClusterCatalog controller).
  */
 async function operatorControllerLaunch(e: Env, scratch: string): Promise<Launch> {
   await applyCrd(e, e.operatorControllerCrd);
   const probe = await freePort();
   const { cmd, args } = await withServiceAccountToken(e, scratch, 'operator-controller-controller-manager', e.operatorControllerBinary);
-  args.push(`--health-probe-bind-address=127.0.0.1:${probe}`, `--cache-path=${operatorControllerCache(scratch)}`, `--catalogd-cas-dir=${e.tls.caDir}`, '--system-namespace=olmv1-system');
+  args.push(`--health-probe-bind-address=127.0.0.1:${probe}`, `--metrics-bind-address=127.0.0.1:${await freePort()}`, `--tls-cert=${e.tls.certFile}`, `--tls-key=${e.tls.keyFile}`, `--cache-path=${operatorControllerCache(scratch)}`, `--catalogd-cas-dir=${e.tls.caDir}`, '--system-namespace=olmv1-system');
   const env = { ...process.env, KUBECONFIG: e.kubeconfig, CONTAINERS_REGISTRIES_CONF: e.registriesConf, TMPDIR: e.tls.tmpDir, HOME: scratch };
   return { name: 'operator-controller', cmd, args, env, readyz: `http://127.0.0.1:${probe}/readyz` };
 }
@@ -508,7 +509,7 @@ async function serverSide(e: Env, side: Exclude<Side, 'opm'>, round: number): Pr
     side === 'catalogd' ? [() => catalogdLaunch(e, scratch, port)]
     : side === 'olmv1' ? [() => catalogdLaunch(e, scratch, port), () => operatorControllerLaunch(e, scratch)]
     : [async () => binnacleLaunch(e, scratch, port, side === 'binnacle-matched', await freePort())];
-  const started = Date.now();
+  let started = 0;
   const procs: { proc: ReturnType<typeof spawnLogged>; peak: ReturnType<typeof treePeakSampler> }[] = [];
   const exited = (): string | undefined => procs.map((p) => p.proc.exited()).find((x) => x !== undefined);
   const sum = (f: (pid: number) => number): number => procs.reduce((s, p) => s + f(p.proc.pid), 0);
@@ -516,6 +517,7 @@ async function serverSide(e: Env, side: Exclude<Side, 'opm'>, round: number): Pr
     for (const launch of launches) {
       const l = await launch();
       commandsSeen.set(procs.length === 0 ? side : `${side}/${l.name}`, [l.cmd, ...l.args]);
+      if (procs.length === 0) started = Date.now(); // start-up from the first spawn: the objects it needs are set up before
       const proc = spawnLogged(l.name, l.cmd, l.args, { cwd: scratch, env: l.env, logFile: path.join(WORK, 'logs', `${side}-${round}-${l.name}.log`) });
       procs.push({ proc, peak: treePeakSampler(proc.pid) });
       await waitHttpOk(l.name, l.readyz, proc.exited, 180_000);
@@ -544,7 +546,8 @@ async function serverSide(e: Env, side: Exclude<Side, 'opm'>, round: number): Pr
     }
     const servingMs = Date.now() - t0;
     const cpuToServingS = sum(cpuSeconds) - cpu0;
-    // OLM v1 resolves from operator-controller's copy of the catalogs; Binnacle from what it serves, loaded in the same unpack.
+    // OLM v1 resolves from operator-controller's copy of the catalogs; Binnacle from what it serves, loaded in the same unpack
+    // (cluster-catalog.ts stores the resolution view before it writes Serving).
     // catalogd alone does not resolve.
     let resolvableMs = side === 'catalogd' ? undefined : servingMs;
     if (side === 'olmv1') {

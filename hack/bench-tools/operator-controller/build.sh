@@ -8,12 +8,14 @@
 #
 # One dependency is not on this machine's module proxy: pkg.package-operator.run/boxcutter v0.14.0
 # (the proxy refuses the pkg.package-operator.run host). Its source rides here as
-# boxcutter-v0.14.0.tar.gz: `git archive` of github.com/package-operator/boxcutter at tag v0.14.0
-# (commit a89690bf19079c6fa85d6e71903971c2476c04a1, Apache-2.0, its LICENSE inside), the packages
-# operator-controller imports and theirs, without tests, its go.mod less the requirements only its
-# build tooling (cmd/build, left out) has: pkg.package-operator.run/cardboard*, sigs.k8s.io/kind,
-# al.essio.dev/pkg/shellescape. operator-controller's source is copied and built with a replace
-# to it; nothing else of operator-controller changes.
+# boxcutter-v0.14.0.tar.gz: files of `git archive` of github.com/package-operator/boxcutter at tag
+# v0.14.0 (commit a89690bf19079c6fa85d6e71903971c2476c04a1, Apache-2.0, its LICENSE inside),
+# repacked: the packages operator-controller imports and theirs (boxcutter.go, machinery,
+# managedcache, ownerhandling, probing, validation, util), without tests, its go.mod less six
+# requirements only what is left out uses (its build tooling cmd/build and its test environment):
+# pkg.package-operator.run/cardboard and three of its modules, sigs.k8s.io/kind,
+# al.essio.dev/pkg/shellescape. operator-controller's source is copied and built with a replace to
+# it, its go.mod and go.sum otherwise as published (-mod=readonly: nothing resolved anew).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
@@ -23,14 +25,19 @@ mod=github.com/operator-framework/operator-controller
 bin="$root/.cache/bench-bin"
 work="$root/.cache/bench-operator-controller"
 mkdir -p "$bin" "$work"
-export GOFLAGS="-buildvcs=false -mod=mod"
+export GOFLAGS="-buildvcs=false -mod=readonly"
 export CGO_ENABLED=0
 # No go.mod above .cache: `go mod download mod@ver` runs outside any module.
 from=$(cd "$work" && go mod download -json "$mod@$VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
 [ -d "$from" ] || { echo "operator-controller build: go mod download $mod@$VERSION gave no source directory" >&2; exit 1; }
-out="$bin/operator-controller-$VERSION"
+grep -q '^[[:space:]]*pkg.package-operator.run/boxcutter v0.14.0$' "$from/go.mod" \
+  || { echo "operator-controller build: $mod@$VERSION does not require pkg.package-operator.run/boxcutter v0.14.0, the source carried here" >&2; exit 1; }
+# Named by the carried source too: another tarball is another build.
+out="$bin/operator-controller-$VERSION-boxcutter-${BOXCUTTER_SHA256:0:12}"
 if [ ! -x "$out" ]; then
   echo "$BOXCUTTER_SHA256  $here/boxcutter-v0.14.0.tar.gz" | sha256sum -c --quiet -
+  # A copy left read-only by a failed run (the module cache's modes) is made writable to be removed.
+  [ ! -d "$work/src" ] || chmod -R u+w "$work/src"
   rm -rf "$work/boxcutter" "$work/src"
   tar -xzf "$here/boxcutter-v0.14.0.tar.gz" -C "$work"
   cp -r "$from" "$work/src"
