@@ -11,6 +11,7 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$root/hack/lib.sh"
 bin=${BINNACLE_BIN_DIR:-$root/.cache/bin}
 mkdir -p "$bin"
 
@@ -58,7 +59,7 @@ for t in "${tools[@]}"; do
       # and ours (hack/kwok); rebuilt when ours change (the stamp).
       stages_stamp=$(cat "$root"/hack/kwok/*.yaml | sha256sum | cut -c1-16)-$KWOK_VERSION
       if [ ! -s "$bin/kwok-stages.yaml" ] || [ "$(cat "$bin/kwok-stages.stamp" 2>/dev/null)" != "$stages_stamp" ]; then
-        moddir=$(go mod download -json "sigs.k8s.io/kwok@$KWOK_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+        moddir=$(go_module_dir "sigs.k8s.io/kwok@$KWOK_VERSION")
         stage="$moddir/kustomize/stage"
         tmp="$bin/kwok-stages.yaml.tmp"
         : > "$tmp"
@@ -94,8 +95,7 @@ for t in "${tools[@]}"; do
       os_version=$(awk '$1=="require" && $2=="github.com/openshift/api"{print $3; exit}' "$root/hack/openshift-api/go.mod")
       if [ "$(cat "$os_dir/version" 2>/dev/null)" != "$os_version" ]; then
         echo "build-tools: copying the OpenShift API manifests from github.com/openshift/api $os_version" >&2
-        moddir=$(cd "$root/hack/openshift-api" && go mod download -json github.com/openshift/api | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
-        [ -n "$moddir" ] || { echo "build-tools: could not download github.com/openshift/api $os_version" >&2; exit 1; }
+        moddir=$(go_module_dir github.com/openshift/api "$root/hack/openshift-api")
         rm -rf "$os_dir.tmp" && mkdir -p "$os_dir.tmp/crds"
         (cd "$moddir" && cp config/v1/zz_generated.crd-manifests/0000_00_cluster-version-operator_01_clusterversions-Default.crd.yaml \
             config/v1/zz_generated.crd-manifests/0000_10_config-operator_01_infrastructures-Default.crd.yaml \

@@ -1,6 +1,23 @@
 # Shared helpers of the hack/ scripts.
 step() { printf '\n==> %s\n' "$*" >&2; }
 
+# The source directory of Go module MOD (MOD@VERSION, or MOD at the version IN's go.mod requires),
+# from `go mod download -json` run in IN (default: the current directory; outside any module there,
+# MOD needs its @VERSION); fails naming the module when it gives none.
+# usage: go_module_dir MOD[@VERSION] [IN]
+go_module_dir() {
+  local mod=$1 in=${2:-.} json dir err
+  # Its failure is read from the JSON it prints (an "Error" field), not from its exit status.
+  json=$(cd "$in" && go mod download -json "$mod") || true
+  dir=$(printf '%s\n' "$json" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
+  if [ ! -d "$dir" ]; then
+    err=$(printf '%s\n' "$json" | sed -n 's/^[[:space:]]*"Error": "\(.*\)",\{0,1\}$/\1/p')
+    echo "go mod download $mod (in $in) gave no source directory${err:+: $err}" >&2
+    return 1
+  fi
+  echo "$dir"
+}
+
 # Builds the Go package PKG, at the version DIR's go.mod pins, into .cache/bench-bin/NAME only
 # when that is missing (the cache), and prints its path. Low priority and one package at a time:
 # the machine is shared. GO_FLAGS... go to `go build` (-trimpath, -tags ...); CGO_ENABLED from

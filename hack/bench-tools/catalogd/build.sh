@@ -7,6 +7,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
+source "$here/../../lib.sh"
 VERSION=${CATALOGD_VERSION:-v1.11.0}
 mod=github.com/operator-framework/operator-controller
 bin="$root/.cache/bench-bin"
@@ -15,8 +16,7 @@ mkdir -p "$bin" "$work"
 export GOFLAGS="-buildvcs=false"
 export CGO_ENABLED=0
 # No go.mod above .cache: `go mod download mod@ver` runs outside any module.
-dir=$(cd "$work" && go mod download -json "$mod@$VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
-[ -d "$dir" ] || { echo "catalogd build: go mod download $mod@$VERSION gave no source directory" >&2; exit 1; }
+dir=$(go_module_dir "$mod@$VERSION" "$work")
 out="$bin/catalogd-$VERSION"
 if [ ! -x "$out" ]; then
   (cd "$dir" && nice -n 19 go build -p 1 -trimpath -tags containers_image_openpgp -ldflags "-s -w" -o "$out.tmp" ./cmd/catalogd && mv "$out.tmp" "$out")

@@ -13,6 +13,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
+source "$here/../../lib.sh"
 HELM_CONTROLLER_VERSION=${HELM_CONTROLLER_VERSION:-v1.6.4}
 src="$root/.cache/bench-flux/src"
 bin="$root/.cache/bench-bin"
@@ -27,8 +28,7 @@ fetch() {
   name=${mod##*/}
   dir="$src/$name-$ver"
   if [ ! -f "$dir/go.mod" ]; then
-    from=$(cd "$src" && go mod download -json "$mod@$ver" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
-    [ -d "$from" ] || { echo "flux build: go mod download $mod@$ver gave no source directory" >&2; exit 1; }
+    from=$(go_module_dir "$mod@$ver" "$src")
     rm -rf "$dir.tmp"
     cp -r "$from" "$dir.tmp"
     chmod -R u+w "$dir.tmp"

@@ -19,6 +19,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
+source "$here/../../lib.sh"
 VERSION=${OPERATOR_CONTROLLER_VERSION:-v1.11.0}
 BOXCUTTER_SHA256=7b8e5dfef0fca3d8f926ddb937e7065b0bca94ff7fcb846d7bf31ac232049eb5
 mod=github.com/operator-framework/operator-controller
@@ -28,8 +29,7 @@ mkdir -p "$bin" "$work"
 export GOFLAGS="-buildvcs=false -mod=readonly"
 export CGO_ENABLED=0
 # No go.mod above .cache: `go mod download mod@ver` runs outside any module.
-from=$(cd "$work" && go mod download -json "$mod@$VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
-[ -d "$from" ] || { echo "operator-controller build: go mod download $mod@$VERSION gave no source directory" >&2; exit 1; }
+from=$(go_module_dir "$mod@$VERSION" "$work")
 grep -q '^[[:space:]]*pkg.package-operator.run/boxcutter v0.14.0$' "$from/go.mod" \
   || { echo "operator-controller build: $mod@$VERSION does not require pkg.package-operator.run/boxcutter v0.14.0, the source carried here" >&2; exit 1; }
 # Named by the carried source too: another tarball is another build.
