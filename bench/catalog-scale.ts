@@ -35,11 +35,12 @@
  * `/api/v1/all` and keeps it on disk, one file a record, to resolve from (its ClusterCatalog
  * controller); it runs with the admin kubeconfig, its standard ClusterExtension CRD, catalogd's CA
  * (`--catalogd-cas-dir`), its metrics server on the bench's certificate, no leader election
- * (neither catalogd nor the manager has it here). Its memory and CPU are summed with catalogd's (each process's peak: their sum
- * bounds the pair's from above, as for opm's processes); "resolvable" is until its cache holds
- * every catalog, Binnacle's is Serving (the unpack that stores a catalog builds its resolution
- * view); its steady RSS is read 15 s after resolvable. No queries: they would be catalogd's again. Not the issue's goal, which names catalogd
- * alone; judged apart as "role for role".
+ * (neither catalogd nor the manager has it here). Its memory and CPU are summed with catalogd's
+ * (each process's peak: their sum bounds the pair's from above, as for opm's processes);
+ * "resolvable" is until its cache holds every catalog, Binnacle's is Serving (the unpack that
+ * stores a catalog builds its resolution view); its steady RSS is read 15 s after resolvable. No
+ * queries: they would be catalogd's again. Not the issue's goal, which names catalogd alone:
+ * judged apart, as "role for role".
  *
  * opm serve: operator-registry's opm (hack/bench-tools/opm/build.sh), one `opm serve DIR` per
  * catalog over the same FBC directories the images hold, as a catalog image's entrypoint runs it,
@@ -546,9 +547,8 @@ async function serverSide(e: Env, side: Exclude<Side, 'opm'>, round: number): Pr
     }
     const servingMs = Date.now() - t0;
     const cpuToServingS = sum(cpuSeconds) - cpu0;
-    // OLM v1 resolves from operator-controller's copy of the catalogs; Binnacle from what it serves, loaded in the same unpack
-    // (cluster-catalog.ts stores the resolution view before it writes Serving).
-    // catalogd alone does not resolve.
+    // OLM v1 resolves from operator-controller's copy of the catalogs; Binnacle from what it serves, loaded in the same
+    // unpack (cluster-catalog.ts stores the resolution view before it writes Serving); catalogd alone does not resolve.
     let resolvableMs = side === 'catalogd' ? undefined : servingMs;
     if (side === 'olmv1') {
       await waitOperatorControllerCache(scratch, exited, t0);
