@@ -289,17 +289,38 @@ function isCheckedProperty(v: unknown): v is CheckedProperty {
 }
 
 /**
- * The bundle with its bundle objects and CSV metadata checked now, as `toModel` would check them,
- * and their values dropped: for validating a catalog without holding all it carries. `toModel`
- * reports on the result exactly what it would report on `b`; the result is for validation only.
+ * The bundle as validation needs to hold it: what `toModel` checks of a bundle alone and reads for
+ * nothing else is checked now and dropped. Its bundle objects and CSV metadata are held as their
+ * verdicts; of its related images only those validation reports (no image, a pull spec nothing can
+ * pull) are held, each at its index (a sparse list: `toModel` names the index). `toModel` reports
+ * on the result exactly what it would report on `b`; the result is for validation only.
  */
-export function withCheckOnlyPropertiesChecked(b: Bundle): Bundle {
+export function bundleForValidation(b: Bundle): Bundle {
   const properties = b.properties.map((p): Property => {
     if (!CHECK_ONLY_PROPERTIES.has(p.type) || p.value === undefined) return p;
     const checked: CheckedProperty = { [CHECKED_WHEN_READ]: propertyVerdict(p) };
     return { type: p.type, value: checked };
   });
-  return { ...b, properties };
+  const { relatedImages, ...rest } = b;
+  const reported = relatedImagesReported(relatedImages ?? []);
+  return reported === undefined ? { ...rest, properties } : { ...rest, properties, relatedImages: reported };
+}
+
+/** What validation reports of a related image, if anything: a warning when it has no image, an error when nothing can pull it. */
+function relatedImageProblem(r: RelatedImage): 'no-image' | 'invalid' | undefined {
+  if (r.image === '') return 'no-image';
+  return isValidImageReference(r.image) ? undefined : 'invalid';
+}
+
+/** The related images validation reports on, at their indices (holes between); undefined when none. */
+function relatedImagesReported(all: readonly RelatedImage[]): RelatedImage[] | undefined {
+  let reported: RelatedImage[] | undefined;
+  all.forEach((r, i) => {
+    if (relatedImageProblem(r) === undefined) return;
+    reported ??= [];
+    reported[i] = r;
+  });
+  return reported;
 }
 
 /**
@@ -474,11 +495,11 @@ function addBundles(cfg: DeclarativeConfig, model: Model, tree: Tree): void {
     if (b.image !== '' && !isValidImageReference(b.image) && !b.image.startsWith('configmaps://')) {
       node.error('bundle.image-pull-spec', `invalid image pull spec "${b.image}": the bundle cannot be unpacked`, { field: 'image' });
     }
+    // forEach skips the holes of bundleForValidation's sparse list.
     (b.relatedImages ?? []).forEach((r, i) => {
-      if (r.image === '') node.warning('bundle.related-image', `related image "${r.name}" has no image`, { field: `relatedImages[${i}].image` });
-      else if (!isValidImageReference(r.image)) {
-        node.error('bundle.related-image', `invalid image pull spec "${r.image}": it cannot be mirrored or pulled`, { field: `relatedImages[${i}].image` });
-      }
+      const problem = relatedImageProblem(r);
+      if (problem === 'no-image') node.warning('bundle.related-image', `related image "${r.name}" has no image`, { field: `relatedImages[${i}].image` });
+      else if (problem === 'invalid') node.error('bundle.related-image', `invalid image pull spec "${r.image}": it cannot be mirrored or pulled`, { field: `relatedImages[${i}].image` });
     });
     mp.bundles.set(b.name, {
       package: mp,

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { CATALOG_TESTDATA } from './testdata.test-helper.js';
 import { readdirSync } from 'node:fs';
-import { loadFbcDir, readFbcDir } from './load.js';
+import { configSink, loadFbcDir, readFbcDir } from './load.js';
+import { emptyDeclarativeConfig } from '../declcfg/index.js';
 import { isValidImageReference, parseStrictSemver } from './model.js';
 import { decodeDocument, iconDataChecked } from './decode.js';
 import type { Bundle, Channel } from '../declcfg/index.js';
@@ -195,4 +196,50 @@ it('recordForValidation holds a checked icon as a stand-in; an empty one, one th
   assert.equal(recordForValidation(made), made);
   const channel = decodeDocument({ schema: 'olm.channel', package: 'p', name: 'stable', entries: [] }).decoded;
   assert.equal(channel === undefined ? undefined : recordForValidation(channel), channel);
+});
+
+it('recordForValidation holds only the related images validation reports, at their indices, and no package description', () => {
+  const decode = (doc: Record<string, unknown>) => {
+    const { decoded } = decodeDocument(doc);
+    assert.ok(decoded !== undefined);
+    return decoded;
+  };
+  const pkg = decode({ schema: 'olm.package', name: 'p', defaultChannel: 'stable', description: 'a long read' });
+  const channel = decode({ schema: 'olm.channel', package: 'p', name: 'stable', entries: [{ name: 'p.v1' }] });
+  const relatedImages = [
+    { name: 'operator', image: 'quay.io/p/operator@sha256:' + 'a'.repeat(64) },
+    { name: 'proxy', image: 'quay.io/p/proxy:v1' },
+    { name: 'none', image: '' },
+    { name: 'bad', image: 'quay.io/p/Bad:v1' },
+  ];
+  const bundle = (images: unknown) => decode({ schema: 'olm.bundle', package: 'p', name: 'p.v1', image: 'quay.io/p/bundle:v1', properties: [{ type: 'olm.package', value: { packageName: 'p', version: '1.0.0' } }], relatedImages: images });
+  const configOf = (records: ReturnType<typeof decode>[]) => {
+    const cfg = emptyDeclarativeConfig();
+    const add = configSink(cfg);
+    for (const r of records) add(r, 'catalog.json', undefined);
+    return cfg;
+  };
+
+  const mixed = bundle(relatedImages);
+  const held = recordForValidation(mixed);
+  assert.ok(held.kind === 'bundle');
+  const kept = held.value.relatedImages ?? [];
+  assert.deepEqual(Object.keys(kept), ['2', '3'], 'only the empty and the invalid one, at their indices');
+  assert.equal(kept.length, 4);
+  assert.deepEqual([kept[2], kept[3]], [relatedImages[2], relatedImages[3]]);
+  assert.equal(mixed.kind === 'bundle' ? mixed.value.relatedImages?.length : undefined, 4, 'the record itself is not changed');
+  const full = validateConfig(configOf([pkg, channel, mixed])).result.render();
+  assert.match(full, /warning \[bundle\.related-image\] relatedImages\[2\]\.image: related image "none" has no image/);
+  assert.match(full, /error \[bundle\.related-image\] relatedImages\[3\]\.image: invalid image pull spec "quay\.io\/p\/Bad:v1"/);
+  assert.equal(validateConfig(configOf([recordForValidation(pkg), channel, held])).result.render(), full);
+
+  const clean = recordForValidation(bundle(relatedImages.slice(0, 2)));
+  assert.ok(clean.kind === 'bundle');
+  assert.equal(clean.value.relatedImages, undefined, 'none to report: none held');
+
+  const lean = recordForValidation(pkg);
+  assert.ok(lean.kind === 'package' && pkg.kind === 'package');
+  assert.equal(lean.value.description, undefined);
+  assert.equal(pkg.value.description, 'a long read', 'the record itself is not changed');
+  assert.equal(lean.value.defaultChannel, 'stable');
 });

@@ -5,7 +5,7 @@
  */
 import type { Problem, ValidationResult } from '../util/errors.js';
 import { emptyDeclarativeConfig, type DeclarativeConfig } from '../declcfg/index.js';
-import { nodeFor, toModel, withCheckOnlyPropertiesChecked, type Model, type ModelChannel, type ModelPackage } from './model.js';
+import { nodeFor, toModel, bundleForValidation, type Model, type ModelChannel, type ModelPackage } from './model.js';
 import { base64Problem, iconDataChecked, withIconDataChecked, type Decoded } from './decode.js';
 import { configSink, scanFbcDir, type LoadOptions, type LoadResult } from './load.js';
 
@@ -156,16 +156,19 @@ export function validateConfig(cfg: DeclarativeConfig, subject = 'catalog'): { m
 }
 
 /**
- * A record as validation holds it: what is checked as it is read (a bundle's objects and CSV
- * metadata, `withCheckOnlyPropertiesChecked`; a package's icon data, `withIconDataChecked`) is
- * dropped once checked, so what is held is the catalog's structure, not all it carries.
+ * A record as validation holds it: what is checked as it is read (a bundle's objects, CSV
+ * metadata and related images, `bundleForValidation`; a package's icon data,
+ * `withIconDataChecked`) is dropped once checked, and so is what no rule reads (a package's
+ * description), so what is held is the catalog's structure, not all it carries.
  * `validateConfig` of such records reports what it reports of the records themselves.
  */
 export function recordForValidation(d: Decoded): Decoded {
-  if (d.kind === 'bundle') return { kind: 'bundle', value: withCheckOnlyPropertiesChecked(d.value) };
+  if (d.kind === 'bundle') return { kind: 'bundle', value: bundleForValidation(d.value) };
   if (d.kind === 'package') {
-    const value = withIconDataChecked(d.value);
-    return value === d.value ? d : { kind: 'package', value };
+    const checked = withIconDataChecked(d.value);
+    if (checked === d.value && d.value.description === undefined) return d;
+    const { description: _unread, ...value } = checked;
+    return { kind: 'package', value };
   }
   return d;
 }
