@@ -35,6 +35,8 @@ export default tseslint.config(
           paths: [
             { name: 'yaml', importNames: ['parse', 'parseDocument', 'parseAllDocuments'], message: 'read YAML with util/yaml.ts: readYaml, readYamlAll, or yamlPackage().parseDocument then yamlValue.' },
             { name: 'js-yaml', message: 'only util/yaml.ts reads with js-yaml.' },
+            // util/node-http.ts says why.
+            ...['node:http', 'http'].map((name) => ({ name, allowTypeImports: true, message: 'take node:http from util/node-http.ts: on Node 24 an ES import of it loads undici in every process.' })),
           ],
         },
       ],

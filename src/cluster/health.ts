@@ -1,5 +1,5 @@
 /** Polling the components' health endpoints. */
-import * as http from 'node:http';
+import { nodeHttp as http } from '../util/node-http.js';
 import * as https from 'node:https';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -3,13 +3,14 @@
  * discovery-based mapping of apiVersion+kind to resources, CRUD, server-side apply, watch,
  * and impersonation. Everything is plain JSON; callers narrow `KubeObject` to their kinds.
  */
-import * as http from 'node:http';
+import type { Agent, IncomingMessage } from 'node:http';
 import * as https from 'node:https';
 import type { KubeConfig } from './kube-config.js';
 import { timeoutReason } from '../util/deadline.js';
 import { BinnacleError } from '../util/errors.js';
 import { apiErrorFromResponse, isNotFound, KubeApiError } from './errors.js';
 import { Credentials } from './credentials.js';
+import { nodeHttp } from '../util/node-http.js';
 import { parseApiVersion, stubOf, type KubeList, type KubeObject, type ObjectRef } from './types.js';
 import { DEFAULT_RATE_LIMIT, MAX_RETRIES, RateLimiters, REAL_CLOCK, retryAfterSeconds, retryDelayMs, type Clock, type RateLimit, type ThrottleEvent, type TokenBucket } from './rate-limit.js';
 import { MAX_OBJECT_NESTING, nestsDeeperThan } from '../util/nesting.js';
@@ -23,7 +24,7 @@ export const FIELD_MANAGER = 'binnacle';
 
 interface Transport {
   base: URL;
-  agent: http.Agent;
+  agent: Agent;
   /** Bearer headers, read again when they can change (token files, exec plugins). */
   credentials: Credentials;
   /** Told of every response (method, status), for request metrics. */
@@ -67,7 +68,7 @@ function deadline(ms: number): Deadline {
 
 /** What `open` answers: the response, the deadline it ran under, and how often the server had it sent again. */
 interface Opened {
-  res: http.IncomingMessage;
+  res: IncomingMessage;
   limit: Deadline;
   retries: number;
   /** ms spent waiting between sends. */
@@ -244,7 +245,7 @@ export class KubeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
             rejectUnauthorized: opts.rejectUnauthorized ?? true,
             servername: opts.servername,
           })
-        : new http.Agent({ keepAlive: true, maxSockets: 32 });
+        : new nodeHttp.Agent({ keepAlive: true, maxSockets: 32 });
     const clock = clientOpts.clock ?? REAL_CLOCK;
     const rateLimit = clientOpts.rateLimit ?? DEFAULT_RATE_LIMIT;
     return new KubeClient(
@@ -635,7 +636,7 @@ export class KubeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
     return new BinnacleError('transient', 'KUBE_TIMEOUT', `${what}: ${timeoutReason(`the API server at ${this.transport.base.host}`, ms)}`, { cause });
   }
 
-  private async readBody(res: http.IncomingMessage, what: string, limit: Deadline): Promise<string> {
+  private async readBody(res: IncomingMessage, what: string, limit: Deadline): Promise<string> {
     try {
       return await readAll(res);
     } catch (err) {
@@ -716,7 +717,7 @@ export class KubeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
     }
   }
 
-  private observe(method: string, path: string, opts: RequestOptions, res: http.IncomingMessage): void {
+  private observe(method: string, path: string, opts: RequestOptions, res: IncomingMessage): void {
     if (this.transport.observers.length === 0) return;
     const target = requestTarget(method, path, opts.query?.watch !== undefined);
     for (const fn of this.transport.observers) fn(method.toUpperCase(), res.statusCode ?? 0, target);
@@ -730,7 +731,7 @@ export class KubeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
     }
   }
 
-  private openOnce(method: string, path: string, opts: RequestOptions, auth: Record<string, string>, callerSignal?: AbortSignal, limit?: Deadline): Promise<http.IncomingMessage> {
+  private openOnce(method: string, path: string, opts: RequestOptions, auth: Record<string, string>, callerSignal?: AbortSignal, limit?: Deadline): Promise<IncomingMessage> {
     const fence = this.fence;
     let signal = callerSignal;
     if (limit !== undefined) signal = signal === undefined ? limit.signal : AbortSignal.any([signal, limit.signal]);
@@ -757,7 +758,7 @@ export class KubeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
       headers['Content-Type'] = opts.contentType ?? 'application/json';
       headers['Content-Length'] = String(Buffer.byteLength(payload));
     }
-    const mod = url.protocol === 'https:' ? https : http;
+    const mod = url.protocol === 'https:' ? https : nodeHttp;
     return new Promise((resolve, reject) => {
       const req = mod.request(url, { method, headers, agent: this.transport.agent, signal }, resolve);
       req.on('error', (err) => {
@@ -781,7 +782,7 @@ export class KubeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
   }
 }
 
-function readAll(res: http.IncomingMessage): Promise<string> {
+function readAll(res: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     res.on('data', (c: Buffer) => chunks.push(c));

@@ -84,11 +84,13 @@ describe('the bundled KubeConfig (npm run build: dist/vendor/kubeconfig.js)', as
       const plain = await options();
       const before = loaded();
       const viaProxy = await options('socks5://127.0.0.1:1080');
-      console.log(JSON.stringify({ before, after: loaded(), plainAuth: plain.headers?.Authorization, agent: viaProxy.agent?.constructor?.name, proxyAuth: viaProxy.headers?.Authorization }));
+      const undici = process.moduleLoadList.some((m) => m.includes('undici'));
+      console.log(JSON.stringify({ before, undici, after: loaded(), plainAuth: plain.headers?.Authorization, agent: viaProxy.agent?.constructor?.name, proxyAuth: viaProxy.headers?.Authorization }));
     `;
     const { execFileSync } = await import('node:child_process');
     const seen = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })) as Record<string, unknown>;
     assert.equal(seen.before, 0, 'none loaded for a kubeconfig without OIDC, auth providers, a proxy or a file (a Pod\'s in-cluster configuration)');
+    assert.equal(seen.undici, false, 'nor undici (util/node-http.ts): the package imports node:http, which the bundle requires');
     assert.equal(seen.plainAuth, 'Bearer t');
     // A proxy-url: the SOCKS agent is loaded then, and used as the package uses it.
     assert.ok((seen.after as number) > 0);

@@ -64,6 +64,14 @@ export async function bundleKubeConfig(outFile: string): Promise<void> {
     banner: { js: "import { createRequire as __binnacleCreateRequire } from 'node:module';\nconst require = __binnacleCreateRequire(import.meta.url);" },
     plugins: [
       {
+        // As Binnacle's own code takes it (util/node-http.ts says why): the package's default import of node:http, required.
+        name: 'node-http-required',
+        setup(b) {
+          b.onResolve({ filter: /^(node:)?http$/ }, () => ({ path: 'node:http', namespace: 'binnacle-node-http' }));
+          b.onLoad({ filter: /.*/, namespace: 'binnacle-node-http' }, () => ({ contents: "import { createRequire } from 'node:module';\nexport default createRequire(import.meta.url)('node:http');", loader: 'js' }));
+        },
+      },
+      {
         name: 'client-node-dependencies-load-when-used',
         setup(b) {
           b.onResolve({ filter: new RegExp(`^(${LAZY_DEPENDENCIES.join('|')})$`) }, (args) => ({ path: args.path, namespace: 'binnacle-lazy-dependency' }));

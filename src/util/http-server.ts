@@ -8,11 +8,12 @@
  * `requestTimeout`, checked every second rather than Node's default 30; connections left silent
  * (before a request, or a TLS handshake not finished) are closed.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer as createTlsServer, Server as TlsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { BinnacleError } from './errors.js';
+import { nodeHttp } from './node-http.js';
 import type { TlsSettings } from './tls-profile.js';
 
 /** A handler that gets the parsed, checked URL. May be async. */
@@ -159,7 +160,7 @@ export function createSafeServer(handler: SafeHandler, opts: SafeServerOptions):
   };
   const server: Server =
     opts.tls === undefined
-      ? createServer(options, safeHandler(handler, opts))
+      ? nodeHttp.createServer(options, safeHandler(handler, opts))
       : createTlsServer({ ...options, handshakeTimeout: opts.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS, ...secureOptions(opts.tls, opts.tls.profile) }, safeHandler(handler, opts));
   // A silent connection is closed; one whose request is being answered is not (a handler may
   // think for longer: the response's own deadlines are the handler's), and between keep-alive

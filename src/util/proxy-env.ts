@@ -71,7 +71,7 @@ export function namesProxy(env: Env = process.env): boolean {
  */
 export async function useProxyFromEnv(env: Env = process.env): Promise<string | undefined> {
   if (!namesProxy(env)) return undefined;
-  const http = await import('node:http');
+  const { nodeHttp: http } = await import('./node-http.js');
   // Node >= 24.14; @types/node 20 does not know it.
   const setGlobalProxyFromEnv = (http as { setGlobalProxyFromEnv?: (env: Env) => unknown }).setGlobalProxyFromEnv;
   if (typeof setGlobalProxyFromEnv !== 'function') {

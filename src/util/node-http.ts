@@ -1,0 +1,12 @@
+/**
+ * node:http, taken as its CommonJS exports. Every server and client of Binnacle's takes it from
+ * here, not by an ES import: an ES import of node:http (named or whole) builds the module's
+ * namespace, which reads every export, and on Node 24 three of them (WebSocket, CloseEvent,
+ * MessageEvent) are getters that load undici, Node's fetch: 750 KB of source and about 5 MiB of
+ * every process's memory, in the processes that never fetch (a manager serving Helm kinds from
+ * local charts, `helm-operator run`) as in the others. Required, the getters stay unread.
+ */
+import { createRequire } from 'node:module';
+import type * as Http from 'node:http';
+
+export const nodeHttp = createRequire(import.meta.url)('node:http') as typeof Http;
