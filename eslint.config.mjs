@@ -40,7 +40,11 @@ export default tseslint.config(
           ],
         },
       ],
-      'no-restricted-syntax': ['error', { selector: "CallExpression[callee.property.name=/^(toJS|toJSON)$/][arguments.length<=1]", message: 'a YAML document becomes values through yamlValue (util/yaml.ts), not toJS/toJSON.' }],
+      'no-restricted-syntax': [
+        'error',
+        { selector: "CallExpression[callee.property.name=/^(toJS|toJSON)$/][arguments.length<=1]", message: 'a YAML document becomes values through yamlValue (util/yaml.ts), not toJS/toJSON.' },
+        { selector: "ImportExpression[source.value=/^(node:)?http$/]", message: 'take node:http from util/node-http.ts: on Node 24 an ES import of it loads undici in every process.' },
+      ],
     },
   },
   {

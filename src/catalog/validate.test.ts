@@ -142,7 +142,7 @@ describe('validate', () => {
     assert.equal(isValidImageReference('Quay.io/UPPER/case'), false);
   });
 
-  it('says the same of a catalog whose bundle objects and CSV metadata were checked as read and dropped (every parity case)', async () => {
+  it('says the same of a catalog whose bundle objects, CSV metadata and related images were checked as read and dropped (every parity case)', async () => {
     const parity = path.join(CATALOG_TESTDATA, 'parity');
     const cases = readdirSync(parity);
     assert.ok(cases.length > 100, `parity cases in ${parity}`);

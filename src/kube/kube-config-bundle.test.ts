@@ -74,9 +74,9 @@ describe('the bundled KubeConfig (npm run build: dist/vendor/kubeconfig.js)', as
       const { KubeConfig } = await import(${JSON.stringify(pathToFileURL(out).href)});
       const { createRequire } = await import('node:module');
       const loaded = () => Object.keys(createRequire(${JSON.stringify(pathToFileURL(out).href)}).cache).filter((k) => /node_modules[\\/](openid-client|jsonpath-plus|socks-proxy-agent|hpagent|node-fetch|whatwg-url|rfc4648|js-yaml)[\\/]/.test(k)).length;
-      const options = async (proxyUrl) => {
+      const options = async (proxyUrl, server = 'https://127.0.0.1:6443') => {
         const kc = new KubeConfig();
-        kc.loadFromOptions({ clusters: [{ name: 'c', server: 'https://127.0.0.1:6443', ...(proxyUrl ? { proxyUrl } : {}) }], users: [{ name: 'u', token: 't' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' });
+        kc.loadFromOptions({ clusters: [{ name: 'c', server, ...(server.startsWith('http:') ? { skipTLSVerify: true } : {}), ...(proxyUrl ? { proxyUrl } : {}) }], users: [{ name: 'u', token: 't' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' });
         const o = {};
         await kc.applyToHTTPSOptions(o);
         return o;
@@ -84,13 +84,17 @@ describe('the bundled KubeConfig (npm run build: dist/vendor/kubeconfig.js)', as
       const plain = await options();
       const before = loaded();
       const viaProxy = await options('socks5://127.0.0.1:1080');
+      // A plain-http server: the one place the package makes an agent of node:http's.
+      const plainHttp = await options(undefined, 'http://127.0.0.1:8080');
+      const httpAgent = plainHttp.agent instanceof createRequire(import.meta.url)('node:http').Agent && !(plainHttp.agent instanceof createRequire(import.meta.url)('node:https').Agent);
       const undici = process.moduleLoadList.some((m) => m.includes('undici'));
-      console.log(JSON.stringify({ before, undici, after: loaded(), plainAuth: plain.headers?.Authorization, agent: viaProxy.agent?.constructor?.name, proxyAuth: viaProxy.headers?.Authorization }));
+      console.log(JSON.stringify({ before, undici, httpAgent, after: loaded(), plainAuth: plain.headers?.Authorization, agent: viaProxy.agent?.constructor?.name, proxyAuth: viaProxy.headers?.Authorization }));
     `;
     const { execFileSync } = await import('node:child_process');
     const seen = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })) as Record<string, unknown>;
     assert.equal(seen.before, 0, 'none loaded for a kubeconfig without OIDC, auth providers, a proxy or a file (a Pod\'s in-cluster configuration)');
     assert.equal(seen.undici, false, 'nor undici (util/node-http.ts): the package imports node:http, which the bundle requires');
+    assert.equal(seen.httpAgent, true, "a plain-http server's agent is node:http's, through the bundle's stand-in");
     assert.equal(seen.plainAuth, 'Bearer t');
     // A proxy-url: the SOCKS agent is loaded then, and used as the package uses it.
     assert.ok((seen.after as number) > 0);

@@ -8,6 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { nodeHttp } from '../util/node-http.js';
 
 /** The package's generated API (dist/gen/…): models, serializers, API classes. */
 const GENERATED = /[\\/]client-node[\\/]dist[\\/]gen[\\/]/;
@@ -44,6 +45,18 @@ module.exports = new Proxy(() => undefined, {
 });
 `;
 
+/**
+ * node:http, required, with its exports named as an ES import names them: every data property
+ * (`Agent`, `request`, ...), not the getters (WebSocket, CloseEvent, MessageEvent), whose reading
+ * is what loads undici.
+ */
+function nodeHttpStandIn(): string {
+  const names = Object.entries(Object.getOwnPropertyDescriptors(nodeHttp))
+    .filter(([name, d]) => 'value' in d && /^[A-Za-z_$][\w$]*$/.test(name))
+    .map(([name]) => name);
+  return `import { createRequire } from 'node:module';\nconst http = createRequire(import.meta.url)('node:http');\nexport default http;\nexport const { ${names.join(', ')} } = http;\n`;
+}
+
 export async function bundleKubeConfig(outFile: string): Promise<void> {
   const require = createRequire(import.meta.url);
   const pkgDir = dirname(require.resolve('@kubernetes/client-node/package.json'));
@@ -68,7 +81,7 @@ export async function bundleKubeConfig(outFile: string): Promise<void> {
         name: 'node-http-required',
         setup(b) {
           b.onResolve({ filter: /^(node:)?http$/ }, () => ({ path: 'node:http', namespace: 'binnacle-node-http' }));
-          b.onLoad({ filter: /.*/, namespace: 'binnacle-node-http' }, () => ({ contents: "import { createRequire } from 'node:module';\nexport default createRequire(import.meta.url)('node:http');", loader: 'js' }));
+          b.onLoad({ filter: /.*/, namespace: 'binnacle-node-http' }, () => ({ contents: nodeHttpStandIn(), loader: 'js' }));
         },
       },
       {
