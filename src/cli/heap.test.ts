@@ -55,3 +55,39 @@ test('with --optimize-for-size, collectLikeGo leaves V8 its tighter growth', asy
   const doubled = await heapOf(true, false, ['--optimize-for-size', '--heap-growing-percent=100']);
   assert.ok(own.maxHeap < 0.9 * doubled.maxHeap, `largest heap ${own.maxHeap} with collectLikeGo under --optimize-for-size, ${doubled.maxHeap} when growing to twice`);
 });
+
+/**
+ * One fresh process: optionally applies collectDeadBuffersSooner, then makes 1,000 buffers of
+ * 64 KiB, each dropped at once (what a socket or file read gives a stream that hashes or unzips
+ * it and moves on), and prints the most memory held by array buffers at once.
+ */
+const BUFFERS_SCRIPT = `
+import { collectDeadBuffersSooner } from ${JSON.stringify(HEAP_MODULE)};
+if (process.argv[1] === '1') collectDeadBuffersSooner();
+let most = 0;
+for (let i = 0; i < 1000; i++) {
+  const read = Buffer.allocUnsafeSlow(64 * 1024);
+  read[0] = i;
+  most = Math.max(most, process.memoryUsage().arrayBuffers);
+}
+console.log(JSON.stringify({ most }));
+`;
+
+async function buffersHeld(apply: boolean, nodeFlags: readonly string[] = []): Promise<number> {
+  const r = await runProcess(process.execPath, [...nodeFlags, '--import', 'tsx', '--input-type=module', '-e', BUFFERS_SCRIPT, apply ? '1' : '0'], { cwd: process.cwd() });
+  assert.equal(r.code, 0, r.err);
+  return (JSON.parse(r.out) as { most: number }).most;
+}
+
+test('collectDeadBuffersSooner: a stream holds a few MB of dead buffers, not tens; a launch flag of its own wins', async () => {
+  const MiB = 1024 * 1024;
+  // The tests run on the pinned Node 24 (hack/lib.sh use_pinned_node); Node 20's V8 has no such flag.
+  assert.ok(Number(process.versions.v8.split('.')[0]) >= 13, `V8 ${process.versions.v8}: the flag needs V8 13 (Node 24)`);
+  const without = await buffersHeld(false);
+  const withIt = await buffersHeld(true);
+  const launched = await buffersHeld(true, ['--scavenger-max-new-space-capacity-mb=32']);
+  // Node 24's V8 scavenges for the buffers' sake only at 64 MB of them.
+  assert.ok(without > 40 * MiB, `control: ${without} bytes of array buffers at most without the setting`);
+  assert.ok(withIt < 12 * MiB, `${withIt} bytes of array buffers at most with the setting, ${without} without`);
+  assert.ok(launched > 40 * MiB, `the launch flag's 32 MB capacity was overridden: ${launched} bytes at most`);
+});

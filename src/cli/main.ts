@@ -12,7 +12,7 @@ import { BINNACLE_VERSION } from '../api/version.js';
 import { Command, CommanderError } from 'commander';
 import { BinnacleError } from '../util/errors.js';
 import { namesProxy, useProxyFromEnv } from '../util/proxy-env.js';
-import { collectLikeGo } from './heap.js';
+import { collectDeadBuffersSooner, collectLikeGo } from './heap.js';
 import { defaultContext, type CliContext } from './context.js';
 import { addGlobalFlags, commandPath, leafCommands, usageLine, type GlobalFlags } from './flags.js';
 import { registerCommands } from './commands/index.js';
@@ -138,6 +138,7 @@ async function useEnvironmentProxy(): Promise<number | undefined> {
 const invokedDirectly = process.argv[1] !== undefined && /(?:main\.[jt]s|binnacle(?:\.[cm]?js)?)$/.test(process.argv[1]);
 if (invokedDirectly) {
   collectLikeGo();
+  collectDeadBuffersSooner();
   exitQuietlyOnBrokenPipe(process.stdout);
   exitQuietlyOnBrokenPipe(process.stderr);
   const code = (await useEnvironmentProxy()) ?? (await run(process.argv.slice(2)));
