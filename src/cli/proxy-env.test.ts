@@ -188,6 +188,21 @@ test('a proxy that refuses connections is named in the error, in Go\'s words (pr
   assert.deepEqual(proxied, []);
 });
 
+test('a proxy that refuses the tunnel to an https registry is named in the error with its answer', async () => {
+  // A proxy that answers every CONNECT with 403, as one whose policy forbids the host.
+  const refusing = createServer();
+  refusing.on('connect', (_req, socket) => socket.end('HTTP/1.1 403 Forbidden\r\n\r\n'));
+  await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
+  try {
+    const { port } = refusing.address() as AddressInfo;
+    const ran = await binnacle(['image', 'inspect', 'registry.invalid/some/image:v1'], { HTTPS_PROXY: `http://127.0.0.1:${port}` });
+    assert.equal(ran.code, 1, ran.err);
+    assert.match(ran.err, new RegExp(`cannot reach registry registry\\.invalid .*: the proxy 127\\.0\\.0\\.1:${port} refused to open a tunnel to registry\\.invalid: HTTP 403`));
+  } finally {
+    await new Promise<void>((resolve) => refusing.close(() => resolve()));
+  }
+});
+
 test('a proxy variable that is no URL stops the command with one line', async () => {
   const ran = await binnacle(['image', 'inspect', ref], { HTTPS_PROXY: 'http://[zz' });
   assert.equal(ran.code, 1);

@@ -6,11 +6,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
-import { Readable } from 'node:stream';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import { formatDuration, isTimeout, timeoutReason } from '../util/deadline.js';
 import { BinnacleError, errorMessage, httpStatusClass } from '../util/errors.js';
+import { httpRequest, type HttpAnswer } from '../util/http-request.js';
 import { proxyFailure } from '../util/proxy-env.js';
 import { redactUrl } from '../util/redact.js';
 import { basicAuthHeader, credentialsFromAuthFiles, parseChallenges, type AuthOption, type Credentials } from './auth.js';
@@ -171,13 +171,15 @@ function asRef(ref: ImageReference | string): ImageReference {
   return typeof ref === 'string' ? parseReference(ref) : ref;
 }
 
-async function readLimited(res: Response, limit: number, what: string): Promise<Buffer> {
+async function readLimited(res: HttpAnswer, limit: number, what: string): Promise<Buffer> {
   const declared = Number(res.headers.get('content-length') ?? '0');
-  if (declared > limit) throw new BinnacleError('input', 'OCI_TOO_LARGE', `${what}: ${declared} bytes is over the ${limit}-byte limit`);
-  if (res.body === null) return Buffer.alloc(0);
+  if (declared > limit) {
+    res.body.destroy();
+    throw new BinnacleError('input', 'OCI_TOO_LARGE', `${what}: ${declared} bytes is over the ${limit}-byte limit`);
+  }
   const chunks: Buffer[] = [];
   let total = 0;
-  for await (const chunk of Readable.fromWeb(res.body as WebReadableStream<Uint8Array>)) {
+  for await (const chunk of res.body) {
     const buf = chunk as Buffer;
     total += buf.length;
     if (total > limit) throw new BinnacleError('input', 'OCI_TOO_LARGE', `${what}: over the ${limit}-byte limit`);
@@ -186,9 +188,11 @@ async function readLimited(res: Response, limit: number, what: string): Promise<
   return Buffer.concat(chunks);
 }
 
-/** Why fetch failed, from its cause: `ECONNREFUSED`, `bad port`, `TimeoutError`… */
+/** Why a request failed, from its code or its cause's: `ECONNREFUSED`, `EPROTO`, `TimeoutError`… */
 function networkReason(err: unknown): string {
   if (!(err instanceof Error)) return String(err);
+  const own = (err as { code?: unknown }).code;
+  if (typeof own === 'string') return own;
   const cause = err.cause;
   if (isRecord(cause) && typeof cause.code === 'string') return cause.code;
   if (cause instanceof Error) return cause.message;
@@ -201,7 +205,7 @@ function unreachableReason(err: unknown, url: URL, timeoutMs: number): string {
 }
 
 /** The registry's error document, as one line: `MANIFEST_UNKNOWN: manifest unknown`. */
-async function registryErrorText(res: Response): Promise<string> {
+async function registryErrorText(res: HttpAnswer): Promise<string> {
   let text = '';
   try {
     text = (await readLimited(res, 64 * 1024, 'error body')).toString('utf8');
@@ -288,7 +292,7 @@ export class RegistryClient {
   /** `GET /v2/`: the registry answers and speaks the v2 API (401 counts: auth comes per request). */
   async ping(registry: string): Promise<void> {
     const res = await this.request({ ref: { registry, repository: '' }, scopes: [], method: 'GET', url: '/v2/', ok: [200] });
-    await res.body?.cancel();
+    res.discard();
   }
 
   async getManifest(refIn: ImageReference | string, accept: readonly string[] = MANIFEST_ACCEPT): Promise<ManifestResult> {
@@ -402,7 +406,7 @@ export class RegistryClient {
     const idleMs = this.timeoutMs;
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), idleMs).unref();
-    let res: Response;
+    let res: HttpAnswer;
     try {
       res = await this.request({
         ref,
@@ -417,8 +421,7 @@ export class RegistryClient {
       clearTimeout(timer);
       throw err;
     }
-    if (res.body === null) throw new BinnacleError('terminal', 'OCI_REGISTRY_ERROR', `${what}: empty response`);
-    const body = Readable.fromWeb(res.body as WebReadableStream<Uint8Array>);
+    const body = res.body;
     async function* watched(): AsyncGenerator {
       try {
         for await (const chunk of body) {
@@ -476,7 +479,7 @@ export class RegistryClient {
       headers: { 'content-length': '0' },
       ok: [201, 202],
     });
-    await start.body?.cancel();
+    start.discard();
     if (start.status === 201) return 'mounted';
     const location = start.headers.get('location');
     if (location === null) throw new BinnacleError('terminal', 'OCI_REGISTRY_ERROR', `${ref.registry}: upload started without a Location header`);
@@ -491,7 +494,7 @@ export class RegistryClient {
       body: blob.open,
       ok: [201],
     });
-    await done.body?.cancel();
+    done.discard();
     const stored = done.headers.get('docker-content-digest');
     if (stored !== null && stored !== blob.digest) throw new DigestMismatchError(`upload of ${blob.digest}`, blob.digest, stored);
     return 'uploaded';
@@ -510,7 +513,7 @@ export class RegistryClient {
       body: () => bytes,
       ok: [201],
     });
-    await res.body?.cancel();
+    res.discard();
     const stored = res.headers.get('docker-content-digest');
     if (stored !== null && stored !== digest) throw new DigestMismatchError(`manifest put to ${formatReference(ref)}`, digest, stored);
     return digest;
@@ -526,7 +529,7 @@ export class RegistryClient {
   }
 
   /** The one way a manifest is asked for (GET or HEAD), by tag or digest, with the media types accepted. */
-  private manifestRequest(ref: ImageReference, method: 'GET' | 'HEAD', accept: readonly string[], opts: { allowNotFound?: boolean } = {}): Promise<Response> {
+  private manifestRequest(ref: ImageReference, method: 'GET' | 'HEAD', accept: readonly string[], opts: { allowNotFound?: boolean } = {}): Promise<HttpAnswer> {
     return this.request({
       ref,
       scopes: [repoScope(ref.repository, 'pull')],
@@ -538,12 +541,12 @@ export class RegistryClient {
     });
   }
 
-  private async request(spec: RequestSpec): Promise<Response> {
+  private async request(spec: RequestSpec): Promise<HttpAnswer> {
     const { registry } = spec.ref;
     let res = await this.send(spec, this.cachedAuth(registry, spec.scopes));
     if (res.status === 401) {
       const challengeHeader = res.headers.get('www-authenticate') ?? '';
-      await res.body?.cancel();
+      res.discard();
       const header = await this.answerChallenge(registry, challengeHeader, spec.scopes);
       if (header === undefined) {
         throw new BinnacleError(
@@ -566,27 +569,19 @@ export class RegistryClient {
     throw new BinnacleError(httpStatusClass(res.status), 'OCI_REGISTRY_ERROR', `${what}: HTTP ${res.status} (${detail})`);
   }
 
-  private async send(spec: RequestSpec, authorization: string | undefined): Promise<Response> {
+  private async send(spec: RequestSpec, authorization: string | undefined): Promise<HttpAnswer> {
     const url = spec.url.startsWith('/') ? `${this.baseUrl(spec.ref.registry)}${spec.url}` : spec.url;
     const headers: Record<string, string> = { ...spec.headers };
     if (authorization !== undefined) headers.authorization = authorization;
-    const body = spec.body?.();
-    const init: RequestInit & { duplex?: 'half' } = {
+    const init = {
       method: spec.method,
       headers,
-      redirect: 'follow',
+      ...(spec.body === undefined ? {} : { body: spec.body }),
       signal: spec.streaming === true ? spec.signal : AbortSignal.timeout(this.timeoutMs),
     };
-    if (body !== undefined) {
-      if (Buffer.isBuffer(body)) init.body = body;
-      else {
-        init.body = Readable.toWeb(body);
-        init.duplex = 'half';
-      }
-    }
     this.logger?.debug({ method: spec.method, url }, 'registry request');
     try {
-      return await fetch(url, init);
+      return await httpRequest(url, init);
     } catch (err) {
       // A blob's idle timer fired before the registry even answered.
       if (spec.streaming === true && spec.signal?.aborted === true) {
@@ -635,22 +630,23 @@ export class RegistryClient {
       throw new BinnacleError('terminal', 'OCI_AUTH', `${registry}: token realm "${realm}" is not a URL`);
     }
     const headers: Record<string, string> = {};
-    let init: RequestInit;
+    let init: { method: string; headers: Record<string, string>; body?: () => Buffer };
     if (creds !== undefined && 'identityToken' in creds) {
       // docker's OAuth2 refresh-token grant for identity tokens.
       const form = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: creds.identityToken, client_id: 'binnacle' });
       if (service !== undefined) form.set('service', service);
       if (scopes.length > 0) form.set('scope', scopes.join(' '));
-      init = { method: 'POST', body: form, headers: { 'content-type': 'application/x-www-form-urlencoded' } };
+      const body = Buffer.from(form.toString());
+      init = { method: 'POST', body: () => body, headers: { 'content-type': 'application/x-www-form-urlencoded' } };
     } else {
       if (service !== undefined) url.searchParams.set('service', service);
       for (const s of scopes) url.searchParams.append('scope', s);
       if (creds !== undefined) headers.authorization = basicAuthHeader(creds);
       init = { method: 'GET', headers };
     }
-    let res: Response;
+    let res: HttpAnswer;
     try {
-      res = await fetch(url, { ...init, signal: AbortSignal.timeout(this.timeoutMs) });
+      res = await httpRequest(url, { ...init, signal: AbortSignal.timeout(this.timeoutMs) });
     } catch (err) {
       const why = unreachableReason(err, url, this.timeoutMs);
       throw new BinnacleError('transient', 'OCI_UNREACHABLE', `cannot reach the token server ${url.origin} for ${registry}: ${why}`, { cause: err });

@@ -154,7 +154,7 @@ interface NetworkErrorFields {
   errors?: unknown;
 }
 
-/** What one error of a fetch's chain says about the proxy at `hostname`:`port`, if anything. */
+/** What one error of a request's chain (fetch's or node:http(s)'s) says about the proxy at `hostname`:`port`, if anything. */
 function proxyProblem(f: NetworkErrorFields, hostname: string, port: number, where: string, target: string): string | undefined {
   const code = typeof f.code === 'string' ? f.code : '';
   const message = typeof f.message === 'string' ? f.message : '';
@@ -167,7 +167,8 @@ function proxyProblem(f: NetworkErrorFields, hostname: string, port: number, whe
     const words = CONNECT_FAILURES[code];
     return `proxyconnect ${where}: ${words === undefined ? code || message : `${words} (${code})`}`;
   }
-  const refused = /^Proxy response \((\d+)\)/.exec(message);
+  // undici's words for a refused CONNECT, then node:http(s)'s (ERR_PROXY_TUNNEL): `… via http://proxy:3128: HTTP/1.1 403 Forbidden`.
+  const refused = /^Proxy response \((\d+)\)/.exec(message) ?? (code === 'ERR_PROXY_TUNNEL' ? /: HTTP\/[\d.]+ (\d{3})\b/.exec(message) : null);
   return refused === null ? undefined : `the proxy ${where} refused to open a tunnel to ${target}: HTTP ${refused[1]}`;
 }
 

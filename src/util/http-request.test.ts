@@ -1,0 +1,145 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
+import { isTimeout } from './deadline.js';
+import { httpRequest, MAX_REDIRECTS } from './http-request.js';
+
+interface Seen {
+  method: string;
+  path: string;
+  authorization: string | undefined;
+  contentType: string | undefined;
+  body: string;
+}
+
+/** A loopback server that records each request (its body read whole) and answers as `answer` says. */
+async function serve(answer: (req: IncomingMessage, res: ServerResponse, seen: Seen) => void): Promise<{ origin: string; seen: Seen[]; close: () => Promise<void> }> {
+  const seen: Seen[] = [];
+  const server: Server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      const s: Seen = { method: req.method ?? '', path: req.url ?? '', authorization: req.headers.authorization, contentType: req.headers['content-type'], body };
+      seen.push(s);
+      answer(req, res, s);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    seen,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+async function text(res: { body: AsyncIterable<unknown> }): Promise<string> {
+  let out = '';
+  for await (const c of res.body) out += (c as Buffer).toString();
+  return out;
+}
+
+test('a redirect to another origin drops the Authorization header; one on the same origin keeps it', async (t) => {
+  const store = await serve((_req, res) => res.end('blob'));
+  t.after(store.close);
+  const registry = await serve((req, res) => {
+    if (req.url === '/v2/a/blobs/1') res.writeHead(307, { location: '/v2/a/blobs/moved' }).end();
+    else if (req.url === '/v2/a/blobs/moved') res.writeHead(302, { location: `${store.origin}/signed?x=1` }).end();
+    else res.writeHead(404).end();
+  });
+  t.after(registry.close);
+  const res = await httpRequest(`${registry.origin}/v2/a/blobs/1`, { headers: { Authorization: 'Bearer secret' } });
+  assert.equal(res.status, 200);
+  assert.equal(await text(res), 'blob');
+  assert.equal(res.url.href, `${store.origin}/signed?x=1`);
+  assert.deepEqual(
+    registry.seen.map((s) => [s.path, s.authorization]),
+    [
+      ['/v2/a/blobs/1', 'Bearer secret'],
+      ['/v2/a/blobs/moved', 'Bearer secret'],
+    ],
+  );
+  assert.deepEqual(store.seen.map((s) => [s.path, s.authorization]), [['/signed?x=1', undefined]], 'the blob store got no credentials');
+});
+
+test('a 307 sends the request again with a fresh body; a 303 turns a POST into a GET without its body', async (t) => {
+  const server = await serve((req, res) => {
+    if (req.url === '/upload') res.writeHead(307, { location: '/upload/2' }).end();
+    else if (req.url === '/form') res.writeHead(303, { location: '/done' }).end();
+    else res.end('ok');
+  });
+  t.after(server.close);
+  let opened = 0;
+  const put = await httpRequest(`${server.origin}/upload`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/octet-stream' },
+    body: () => {
+      opened++;
+      return Readable.from([Buffer.from('part one, '), Buffer.from('part two')]);
+    },
+  });
+  put.discard();
+  assert.equal(put.status, 200);
+  assert.equal(opened, 2);
+  assert.deepEqual(
+    server.seen.map((s) => [s.method, s.path, s.body, s.contentType]),
+    [
+      ['PUT', '/upload', 'part one, part two', 'application/octet-stream'],
+      ['PUT', '/upload/2', 'part one, part two', 'application/octet-stream'],
+    ],
+  );
+  const form = Buffer.from('a=1');
+  const post = await httpRequest(`${server.origin}/form`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: () => form });
+  post.discard();
+  assert.deepEqual(
+    server.seen.slice(2).map((s) => [s.method, s.path, s.body, s.contentType]),
+    [
+      ['POST', '/form', 'a=1', 'application/x-www-form-urlencoded'],
+      ['GET', '/done', '', undefined],
+    ],
+  );
+});
+
+test('redirects stop after 20, and at a URL that is not http(s); a URL with credentials is refused', async (t) => {
+  const server = await serve((req, res) => {
+    if (req.url === '/elsewhere') res.writeHead(302, { location: 'file:///etc/passwd' }).end();
+    else if (req.url === '/userinfo') res.writeHead(302, { location: 'http://user:pass@127.0.0.1:1/' }).end();
+    else res.writeHead(302, { location: `/loop/${server.seen.length}` }).end();
+  });
+  t.after(server.close);
+  await assert.rejects(httpRequest(`${server.origin}/loop`), { code: 'ERR_TOO_MANY_REDIRECTS' });
+  assert.equal(server.seen.length, MAX_REDIRECTS + 1);
+  await assert.rejects(httpRequest(`${server.origin}/elsewhere`), { code: 'ERR_REDIRECT_SCHEME' });
+  await assert.rejects(httpRequest(`${server.origin}/userinfo`), /a URL with credentials in it is not requested/);
+  await assert.rejects(httpRequest(`http://user:pass@${server.origin.slice('http://'.length)}/`), /a URL with credentials in it is not requested/);
+});
+
+test('a deadline covers the answer and its body: either fails with the deadline\'s TimeoutError', async (t) => {
+  const server = await serve((req, res) => {
+    if (req.url === '/silent') return; // never answers
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.write('first part, then nothing'); // the body never ends
+  });
+  t.after(server.close);
+  await assert.rejects(httpRequest(`${server.origin}/silent`, { signal: AbortSignal.timeout(200) }), (err) => isTimeout(err));
+  const res = await httpRequest(`${server.origin}/stalls`, { signal: AbortSignal.timeout(300) });
+  assert.equal(res.status, 200);
+  await assert.rejects(text(res), (err) => isTimeout(err));
+});
+
+test('a header sent several times reads as one, joined with ", " as fetch reads it; an absent one is null', async (t) => {
+  const server = await serve((_req, res) => {
+    res.setHeader('link', ['<a>; rel="next"', '<b>; rel="prev"']);
+    res.end();
+  });
+  t.after(server.close);
+  const res = await httpRequest(`${server.origin}/`, { method: 'head' });
+  res.discard();
+  assert.equal(res.headers.get('Link'), '<a>; rel="next", <b>; rel="prev"');
+  assert.equal(res.headers.get('docker-content-digest'), null);
+  assert.equal(server.seen[0]?.method, 'HEAD');
+});

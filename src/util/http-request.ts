@@ -1,0 +1,141 @@
+/**
+ * One HTTP request over node:http(s), sent as fetch() would send it: redirects followed (at most
+ * 20, as fetch), the Authorization header dropped when a redirect leaves the origin (scheme, host
+ * and port), a 303 (or a 301 or 302 of a POST) turned into a GET without its body, a 307 or 308
+ * sent again with a fresh body; the caller's signal (a deadline, an idle timer) covers the answer's
+ * body too, which then fails with the signal's reason. Requests go through node:http(s)'s global
+ * agents, so a proxy from the environment applies as it does to fetch (src/util/proxy-env.ts puts
+ * it on both).
+ *
+ * Why not fetch: fetch is undici, which a process loads whole at its first call (750 KB of source,
+ * 3 to 5 MiB of RSS), and which hands a body over as a web stream that callers turn back into a
+ * Node stream. The registry client, which every pull goes through, uses this instead.
+ */
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { pipeline, type Readable } from 'node:stream';
+import { nodeHttp } from './node-http.js';
+
+/** fetch's limit. */
+export const MAX_REDIRECTS = 20;
+
+export interface HttpRequestOptions {
+  method?: string;
+  /** Header names in any case; sent in lower case. */
+  headers?: Readonly<Record<string, string>>;
+  /** The body, made anew for each attempt (a 307 or 308 sends it again). */
+  body?: () => Buffer | Readable;
+  /** Aborts the request and, once answered, its body. */
+  signal?: AbortSignal;
+}
+
+export interface HttpAnswer {
+  status: number;
+  statusText: string;
+  /** Where the answer came from, after redirects. */
+  url: URL;
+  /** A header's value, several joined with ", " as fetch's Headers.get does; null when absent. */
+  headers: { get(name: string): string | null };
+  /** The body as it arrives: read it, or `discard()` it so that the connection can be used again. */
+  body: IncomingMessage;
+  discard(): void;
+}
+
+/** What fetch throws for these, with a code: too many redirects, or one to a scheme that is not http(s). */
+export class HttpRedirectError extends Error {
+  constructor(
+    message: string,
+    readonly code: 'ERR_TOO_MANY_REDIRECTS' | 'ERR_REDIRECT_SCHEME',
+  ) {
+    super(message);
+    this.name = 'HttpRedirectError';
+  }
+}
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+function headerGetter(headers: IncomingHttpHeaders): HttpAnswer['headers'] {
+  return {
+    get(name) {
+      const v = headers[name.toLowerCase()];
+      return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v;
+    },
+  };
+}
+
+/**
+ * One exchange, no redirects: resolves with the answer's head, its body still to read. An abort
+ * destroys the request or, once answered, the body, with the signal's reason (a deadline's
+ * TimeoutError), which is what a caller then sees, as with fetch.
+ */
+function exchange(url: URL, method: string, headers: Record<string, string>, body: Buffer | Readable | undefined, signal: AbortSignal | undefined): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const send = url.protocol === 'https:' ? httpsRequest : nodeHttp.request;
+    let answered: IncomingMessage | undefined;
+    const req = send(url, { method, headers }, (res) => {
+      answered = res;
+      if (signal !== undefined) res.once('close', () => signal.removeEventListener('abort', abort));
+      resolve(res);
+    });
+    const abort = (): void => void (answered ?? req).destroy(signal?.reason as Error);
+    req.on('error', (err) => {
+      signal?.removeEventListener('abort', abort);
+      reject(err);
+    });
+    if (signal?.aborted === true) abort();
+    else signal?.addEventListener('abort', abort, { once: true });
+    if (body === undefined) req.end();
+    else if (Buffer.isBuffer(body)) req.end(body);
+    // A body that fails destroys the request with its error, which rejects above.
+    else pipeline(body, req, () => undefined);
+  });
+}
+
+/** node:http would send a URL's user and password as Basic auth: fetch refuses such a URL, and so does this. */
+function withoutUserinfo(url: URL): URL {
+  if (url.username !== '' || url.password !== '') throw new TypeError(`${url.protocol}//${url.host}${url.pathname}: a URL with credentials in it is not requested`);
+  return url;
+}
+
+/** The headers a request without a body does not send. */
+const BODY_HEADERS = new Set(['content-type', 'content-length', 'content-encoding', 'content-language', 'content-location']);
+
+interface Attempt {
+  url: URL;
+  method: string;
+  headers: Record<string, string>;
+  body: (() => Buffer | Readable) | undefined;
+}
+
+/** The request a redirect answered with `status` asks for, as fetch makes it. */
+function redirected(from: Attempt, status: number, location: string): Attempt {
+  const url = withoutUserinfo(new URL(location, from.url));
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new HttpRedirectError(`${from.method} ${from.url.origin}${from.url.pathname}: redirected to a ${url.protocol} URL`, 'ERR_REDIRECT_SCHEME');
+  const toGet = (status === 303 && from.method !== 'HEAD') || ((status === 301 || status === 302) && from.method === 'POST');
+  // Credentials meant for one server are not handed to another (a registry's blob store, say).
+  const crossOrigin = url.origin !== from.url.origin;
+  const headers = Object.fromEntries(Object.entries(from.headers).filter(([k]) => !(toGet && BODY_HEADERS.has(k)) && !(crossOrigin && k === 'authorization')));
+  return toGet ? { url, method: 'GET', headers, body: undefined } : { ...from, url, headers };
+}
+
+/** `target` requested as the options say, redirects followed; rejects with Node's error when no answer came. */
+export async function httpRequest(target: string | URL, o: HttpRequestOptions = {}): Promise<HttpAnswer> {
+  let attempt: Attempt = {
+    url: withoutUserinfo(new URL(target)),
+    method: (o.method ?? 'GET').toUpperCase(),
+    headers: Object.fromEntries(Object.entries(o.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v])),
+    body: o.body,
+  };
+  for (let redirects = 0; ; redirects++) {
+    const { url, method } = attempt;
+    const res = await exchange(url, method, attempt.headers, attempt.body?.(), o.signal);
+    const status = res.statusCode ?? 0;
+    const location = res.headers.location;
+    if (!REDIRECTS.has(status) || location === undefined) {
+      return { status, statusText: res.statusMessage ?? '', url, headers: headerGetter(res.headers), body: res, discard: () => void res.resume() };
+    }
+    res.resume();
+    if (redirects >= MAX_REDIRECTS) throw new HttpRedirectError(`${method} ${url.origin}${url.pathname}: more than ${MAX_REDIRECTS} redirects`, 'ERR_TOO_MANY_REDIRECTS');
+    attempt = redirected(attempt, status, location);
+  }
+}
