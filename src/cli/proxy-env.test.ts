@@ -188,19 +188,38 @@ test('a proxy that refuses connections is named in the error, in Go\'s words (pr
   assert.deepEqual(proxied, []);
 });
 
-test('a proxy that refuses the tunnel to an https registry is named in the error with its answer', async () => {
-  // A proxy that answers every CONNECT with 403, as one whose policy forbids the host.
-  const refusing = createServer();
-  refusing.on('connect', (_req, socket) => socket.end('HTTP/1.1 403 Forbidden\r\n\r\n'));
-  await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
+/** `image inspect` of an https registry through a proxy that answers every CONNECT with `onConnect`; answers the command's run and the CONNECTs the proxy saw. */
+async function inspectThroughTunnelProxy(onConnect: (socket: import('node:stream').Duplex) => void): Promise<{ ran: Ran; port: number; connects: number }> {
+  const tunnelProxy = createServer();
+  let connects = 0;
+  tunnelProxy.on('connect', (_req, socket) => {
+    connects++;
+    onConnect(socket);
+  });
+  await new Promise<void>((resolve) => tunnelProxy.listen(0, '127.0.0.1', resolve));
   try {
-    const { port } = refusing.address() as AddressInfo;
+    const { port } = tunnelProxy.address() as AddressInfo;
     const ran = await binnacle(['image', 'inspect', 'registry.invalid/some/image:v1'], { HTTPS_PROXY: `http://127.0.0.1:${port}` });
-    assert.equal(ran.code, 1, ran.err);
-    assert.match(ran.err, new RegExp(`cannot reach registry registry\\.invalid .*: the proxy 127\\.0\\.0\\.1:${port} refused to open a tunnel to registry\\.invalid: HTTP 403`));
+    return { ran, port, connects };
   } finally {
-    await new Promise<void>((resolve) => refusing.close(() => resolve()));
+    tunnelProxy.closeAllConnections();
+    await new Promise<void>((resolve) => tunnelProxy.close(() => resolve()));
   }
+}
+
+test('a proxy that refuses the tunnel to an https registry is named in the error with its answer', async () => {
+  // As one whose policy forbids the host.
+  const { ran, port } = await inspectThroughTunnelProxy((socket) => socket.end('HTTP/1.1 403 Forbidden\r\n\r\n'));
+  assert.equal(ran.code, 1, ran.err);
+  assert.match(ran.err, new RegExp(`cannot reach registry registry\\.invalid .*: the proxy 127\\.0\\.0\\.1:${port} refused to open a tunnel to registry\\.invalid: HTTP 403`));
+});
+
+test('a proxy that hangs up on CONNECT (a plain web server at the proxy address) fails the pull once, named; no reconnecting loop', async () => {
+  const { ran, port, connects } = await inspectThroughTunnelProxy((socket) => socket.destroy());
+  assert.equal(ran.code, 1, ran.err);
+  assert.match(ran.err, new RegExp(`cannot reach registry registry\\.invalid .*: the proxy 127\\.0\\.0\\.1:${port} did not open a tunnel to registry\\.invalid: `));
+  // undici (fetch) reconnected hundreds of times a second here (nodejs/undici#3897): the registry client no longer uses it.
+  assert.ok(connects <= 2, `${connects} CONNECTs for one request`);
 });
 
 test('a proxy variable that is no URL stops the command with one line', async () => {

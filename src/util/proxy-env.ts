@@ -4,8 +4,8 @@
  * operator-controller and catalogd. The command line's entry (src/cli/main.ts) calls
  * `useProxyFromEnv` once, and only when `namesProxy` says a proxy variable is set (nothing is
  * loaded otherwise): Node's `http.setGlobalProxyFromEnv` (Node >= 24.14; looked for, not the version) then sends
- * every fetch() (registry pulls and token servers, catalog servers, chart and source downloads)
- * and node:http(s)'s global agents through the proxy, NO_PROXY excepted. `NODE_USE_ENV_PROXY=1`
+ * node:http(s)'s global agents (registry pulls and token servers, src/util/http-request.ts) and
+ * every fetch() (catalog servers, chart and source downloads) through the proxy, NO_PROXY excepted. `NODE_USE_ENV_PROXY=1`
  * does the same on the Nodes that know it.
  *
  * The Kubernetes API server is never reached through it: src/kube/client.ts connects with its
@@ -169,11 +169,13 @@ function proxyProblem(f: NetworkErrorFields, hostname: string, port: number, whe
   }
   // undici's words for a refused CONNECT, then node:http(s)'s (ERR_PROXY_TUNNEL): `… via http://proxy:3128: HTTP/1.1 403 Forbidden`.
   const refused = /^Proxy response \((\d+)\)/.exec(message) ?? (code === 'ERR_PROXY_TUNNEL' ? /: HTTP\/[\d.]+ (\d{3})\b/.exec(message) : null);
-  return refused === null ? undefined : `the proxy ${where} refused to open a tunnel to ${target}: HTTP ${refused[1]}`;
+  if (refused !== null) return `the proxy ${where} refused to open a tunnel to ${target}: HTTP ${refused[1]}`;
+  // node:http(s): the proxy hung up (or sent too much) instead of answering the CONNECT.
+  return code === 'ERR_PROXY_TUNNEL' ? `the proxy ${where} did not open a tunnel to ${target}: ${message.replace(/^Proxy response headers exceeded/, 'its answer exceeded')}` : undefined;
 }
 
 /**
- * When fetch() of `target` failed because the proxy could not be reached, or refused the
+ * When a request for `target` failed because the proxy could not be reached, or refused the
  * tunnel, says so in Go's words, naming the proxy (never its credentials):
  * `proxyconnect 127.0.0.1:3128: connection refused (ECONNREFUSED)`, as OLM v1's messages (and
  * alert rules matching `proxyconnect`) read. Undefined for any other failure.
@@ -185,7 +187,7 @@ export function proxyFailure(err: unknown, target: string | URL, env: Env = proc
   const hostname = proxy.hostname.replace(/^\[(.*)\]$/, '$1');
   const where = `${proxy.hostname}:${port}`;
   const host = new URL(target).host;
-  // fetch's TypeError, its cause, and the cause's own (or happy eyeballs' several attempts).
+  // fetch's TypeError or node:http's error, its cause, and the cause's own (or happy eyeballs' several attempts).
   const chain: unknown[] = [err];
   for (let i = 0; i < chain.length && i < 16; i++) {
     const e = chain[i];
