@@ -48,6 +48,16 @@ export default tseslint.config(
     },
   },
   {
+    // Outbound HTTP goes through util/http-request.ts (node:http(s)), which says why not fetch:
+    // undici loaded whole at the first call, web streams, a reconnect loop behind some proxies.
+    // The console's page runs in a browser, where fetch is the only way.
+    files: ['src/**/*.ts'],
+    ignores: ['src/console/web/**', '**/*.test.ts', '**/*.test-helper.ts'],
+    rules: {
+      'no-restricted-globals': ['error', { name: 'fetch', message: 'send requests with httpRequest (util/http-request.ts), not fetch.' }],
+    },
+  },
+  {
     // KubeConfig comes through kube/kube-config.ts: the built CLI loads a bundle of it alone, not
     // the whole package (60 MiB and 0.4 s of generated API).
     files: ['src/**/*.ts'],

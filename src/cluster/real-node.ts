@@ -28,6 +28,7 @@ import { kubeconfigYaml, type ClusterPki } from './certs.js';
 import type { ClusterLayout } from './layout.js';
 import { freePorts } from '../util/ports.js';
 import { isRunning, startDetached, stopProcess, type ProcessRecord } from './processes.js';
+import { httpRequest } from '../util/http-request.js';
 
 export const REAL_NODE_COMPONENTS = ['containerd', 'kubelet', 'kube-proxy'] as const;
 export type RealNodeComponent = (typeof REAL_NODE_COMPONENTS)[number];
@@ -466,8 +467,9 @@ export async function realNodeHealthy(comp: RealNodeComponent, plan: RealNodePla
   const probe = realNodeProbe(comp, plan);
   if (probe.socket !== undefined) return existsSync(probe.socket);
   try {
-    const r = await fetch(probe.url ?? '', { signal: AbortSignal.timeout(2_000) });
-    return r.ok;
+    const r = await httpRequest(probe.url ?? '', { signal: AbortSignal.timeout(2_000) });
+    r.discard();
+    return r.status >= 200 && r.status < 300;
   } catch {
     return false;
   }

@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import { stringify } from 'yaml';
 import { BinnacleError } from '../util/errors.js';
 import { freePort } from '../util/ports.js';
+import { httpRequest } from '../util/http-request.js';
 
 export interface LocalRegistryOptions {
   dataDir: string;
@@ -134,8 +135,8 @@ async function startOnce(binary: string, opts: LocalRegistryOptions, port: numbe
       throw new BinnacleError('terminal', 'OCI_REGISTRY_START', `docker-registry exited (${child.exitCode ?? child.signalCode ?? '?'}) while starting: ${stderr.trim().slice(-800)}`);
     }
     try {
-      const res = await fetch(`${url}/v2/`, { signal: AbortSignal.timeout(1000) });
-      await res.body?.cancel();
+      const res = await httpRequest(`${url}/v2/`, { signal: AbortSignal.timeout(1000) });
+      res.discard();
       if (res.status === 200 || res.status === 401) break;
     } catch {
       // Not listening yet.

@@ -10,7 +10,7 @@ import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import { formatDuration, isTimeout, timeoutReason } from '../util/deadline.js';
 import { BinnacleError, errorMessage, httpStatusClass } from '../util/errors.js';
-import { httpRequest, type HttpAnswer } from '../util/http-request.js';
+import { httpRequest, networkReason, type HttpAnswer } from '../util/http-request.js';
 import { proxyFailure } from '../util/proxy-env.js';
 import { redactUrl } from '../util/redact.js';
 import { basicAuthHeader, credentialsFromAuthFiles, parseChallenges, type AuthOption, type Credentials } from './auth.js';
@@ -188,18 +188,7 @@ async function readLimited(res: HttpAnswer, limit: number, what: string): Promis
   return Buffer.concat(chunks);
 }
 
-/** Why a request failed, from its code or its cause's: `ECONNREFUSED`, `EPROTO`, `TimeoutError`… */
-function networkReason(err: unknown): string {
-  if (!(err instanceof Error)) return String(err);
-  const own = (err as { code?: unknown }).code;
-  if (typeof own === 'string') return own;
-  const cause = err.cause;
-  if (isRecord(cause) && typeof cause.code === 'string') return cause.code;
-  if (cause instanceof Error) return cause.message;
-  return err.name === 'TimeoutError' || err.name === 'AbortError' ? `${err.name} (no answer in time)` : err.message;
-}
-
-/** Why a request to `url` got no answer: the proxy's fault (`proxyconnect …`, Go's words), the deadline, or fetch's cause. */
+/** Why a request to `url` got no answer: the proxy's fault (`proxyconnect …`, Go's words), the deadline, or the network's reason. */
 function unreachableReason(err: unknown, url: URL, timeoutMs: number): string {
   return proxyFailure(err, url) ?? (isTimeout(err) ? timeoutReason(url.host, timeoutMs) : networkReason(err));
 }

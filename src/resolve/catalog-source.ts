@@ -6,6 +6,7 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
+import { httpRequest } from '../util/http-request.js';
 import { DEFAULT_MAX_CATALOG_BYTES, loadFbcStream } from '../catalog/index.js';
 import { render } from '../catalog-render/index.js';
 import { BinnacleError, errorMessage, httpStatusClass } from '../util/errors.js';
@@ -32,9 +33,9 @@ export interface LoadCatalogOptions {
 }
 
 /** The body's chunks, failing as soon as more than `limit` bytes came (the rest is never read). */
-async function* capped(body: ReadableStream<Uint8Array>, target: string, limit: number): AsyncGenerator<Buffer> {
+async function* capped(body: Readable, target: string, limit: number): AsyncGenerator<Buffer> {
   let total = 0;
-  for await (const chunk of Readable.fromWeb(body)) {
+  for await (const chunk of body) {
     const buf = chunk as Buffer;
     total += buf.length;
     if (total > limit) throw new BinnacleError('input', 'CATALOG_TOO_LARGE', `${target}: the catalog response is over the ${limit}-byte limit (stopped reading at ${total} bytes)`);
@@ -49,21 +50,21 @@ async function loadUrl(url: string, name: string, priority: number, opts: LoadCa
   const shown = redactUrl(target);
   let loaded: Awaited<ReturnType<typeof loadFbcStream>>;
   try {
-    // Userinfo is sent as Basic auth (fetch refuses it in the URL), and never shown.
+    // Userinfo is sent as Basic auth (never in the URL), and never shown.
     const { url: bare, credentials } = splitUserinfo(target);
     const headers: Record<string, string> = credentials === undefined ? {} : { authorization: `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}` };
-    const res = await fetch(bare, { headers, signal: AbortSignal.timeout(timeoutMs) });
-    if (!res.ok) {
-      await res.body?.cancel().catch(() => undefined);
+    const res = await httpRequest(bare, { headers, signal: AbortSignal.timeout(timeoutMs) });
+    if (res.status < 200 || res.status >= 300) {
+      res.discard();
       throw new BinnacleError(httpStatusClass(res.status), 'CATALOG_FETCH_FAILED', `${shown}: the catalog server answered ${res.status} ${res.statusText}`);
     }
     const len = Number(res.headers.get('content-length') ?? '0');
     if (len > limit) {
-      await res.body?.cancel().catch(() => undefined);
+      res.body.destroy();
       throw new BinnacleError('input', 'CATALOG_TOO_LARGE', `${shown}: ${len} bytes is over the ${limit}-byte limit`);
     }
     // The cap is enforced while reading: a chunked response has no length to check first.
-    const body = res.body === null ? Readable.from([]) : Readable.from(capped(res.body, shown, limit));
+    const body = Readable.from(capped(res.body, shown, limit));
     loaded = await loadFbcStream(body, shown, { maxFileBytes: limit });
   } catch (err) {
     if (err instanceof BinnacleError) throw err;

@@ -6,10 +6,10 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { join } from 'node:path';
-import { Readable, Transform } from 'node:stream';
+import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { BinnacleError, InputError, errorMessage, httpStatusClass } from '../util/errors.js';
+import { httpRequest, type HttpAnswer } from '../util/http-request.js';
 import { unpackTarSafely } from '../oci/index.js';
 import { isTimeout, timeoutReason } from '../util/deadline.js';
 import { redactText, redactUrl, splitUserinfo } from '../util/redact.js';
@@ -34,7 +34,7 @@ function downloadLimit(maxBytes: number): number {
 }
 
 export async function fetchHttp(source: HttpSource, work: string, opts: HttpFetchOptions): Promise<FetchedHttp> {
-  // Credentials in the URL's userinfo go out as Basic auth (fetch refuses them in the URL) and
+  // Credentials in the URL's userinfo go out as Basic auth (never in the URL) and
   // never into a message: every error names the URL with its userinfo masked.
   const url = redactUrl(source.url);
   const split = splitUserinfo(source.url);
@@ -46,22 +46,22 @@ export async function fetchHttp(source: HttpSource, work: string, opts: HttpFetc
     const cause = err instanceof Error && err.cause instanceof Error ? `: ${err.cause.message}` : '';
     return redactText(`${errorMessage(err)}${cause}`);
   };
-  let res: Response;
+  let res: HttpAnswer;
   try {
     const headers: Record<string, string> = credentials === undefined ? {} : { authorization: `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}` };
-    res = await fetch(bare, { headers, redirect: 'follow', signal: AbortSignal.timeout(timeoutMs) });
+    res = await httpRequest(bare, { headers, signal: AbortSignal.timeout(timeoutMs) });
   } catch (err) {
     throw new BinnacleError('transient', 'SOURCE_HTTP_FETCH', `cannot download ${url}: ${why(err)}`, { cause: err });
   }
-  if (!res.ok || res.body === null) {
-    await res.body?.cancel().catch(() => undefined);
+  if (res.status < 200 || res.status >= 300) {
+    res.discard();
     throw new BinnacleError(httpStatusClass(res.status), 'SOURCE_HTTP_STATUS', `downloading ${url} failed: HTTP ${res.status} ${res.statusText}`.trimEnd());
   }
   const limit = downloadLimit(opts.maxBytes);
   const lengthHeader = res.headers.get('content-length');
   const total = lengthHeader === null ? undefined : Number(lengthHeader);
   if (total !== undefined && Number.isFinite(total) && total > limit) {
-    await res.body.cancel().catch(() => undefined);
+    res.body.destroy();
     throw new InputError('SOURCE_TOO_LARGE', `the download is ${total} bytes, over the limit of ${limit} bytes`, { file: url });
   }
 
@@ -85,7 +85,7 @@ export async function fetchHttp(source: HttpSource, work: string, opts: HttpFetc
     },
   });
   try {
-    await pipeline(Readable.fromWeb(res.body as WebReadableStream<Uint8Array>), counter, createWriteStream(file));
+    await pipeline(res.body, counter, createWriteStream(file));
   } catch (err) {
     if (err instanceof BinnacleError) throw err;
     throw new BinnacleError('transient', 'SOURCE_HTTP_FETCH', `downloading ${url} failed: ${why(err)}`, { cause: err });

@@ -139,3 +139,18 @@ export async function httpRequest(target: string | URL, o: HttpRequestOptions = 
     attempt = redirected(attempt, status, location);
   }
 }
+
+/**
+ * Why a request got no answer, in a word where there is one: its code or its cause's
+ * (`ECONNREFUSED`, `EPROTO`, `ERR_PROXY_TUNNEL`, fetch's `UND_ERR_…`), else the cause's message,
+ * else a deadline's or an abort's name.
+ */
+export function networkReason(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const own = (err as { code?: unknown }).code;
+  if (typeof own === 'string') return own;
+  const cause = err.cause;
+  if (typeof cause === 'object' && cause !== null && typeof (cause as { code?: unknown }).code === 'string') return (cause as { code: string }).code;
+  if (cause instanceof Error) return cause.message;
+  return err.name === 'TimeoutError' || err.name === 'AbortError' ? `${err.name} (no answer in time)` : err.message;
+}

@@ -4,8 +4,9 @@
  * operator-controller and catalogd. The command line's entry (src/cli/main.ts) calls
  * `useProxyFromEnv` once, and only when `namesProxy` says a proxy variable is set (nothing is
  * loaded otherwise): Node's `http.setGlobalProxyFromEnv` (Node >= 24.14; looked for, not the version) then sends
- * node:http(s)'s global agents (registry pulls and token servers, src/util/http-request.ts) and
- * every fetch() (catalog servers, chart and source downloads) through the proxy, NO_PROXY excepted. `NODE_USE_ENV_PROXY=1`
+ * node:http(s)'s global agents, and so every outbound request (registry pulls and token servers,
+ * catalog servers, chart and source downloads: src/util/http-request.ts), through the proxy,
+ * NO_PROXY excepted. `NODE_USE_ENV_PROXY=1`
  * does the same on the Nodes that know it.
  *
  * The Kubernetes API server is never reached through it: src/kube/client.ts connects with its
@@ -13,10 +14,11 @@
  * names it; a manager in a cluster has the API server's Service in NO_PROXY anyway, and a CLI
  * behind a proxy reaches its API server directly.
  *
- * Node's rules (undici's EnvHttpProxyAgent), not quite Go's: a NO_PROXY entry is a host name or
- * address, with or without `:port`, `.example.com` and `*.example.com` cover the subdomains, `*`
- * alone covers all, a CIDR (`10.96.0.0/12`) covers nothing; an https:// request with only
- * HTTP_PROXY set goes through that proxy (Go: direct). As Go does, `localhost`, `127.0.0.1` and
+ * Node's rules (its agents'), not quite Go's: a NO_PROXY entry is a host name or address, with or
+ * without `:port`; a name covers its subdomains as in Go (noProxyOf adds `.name`, which is how
+ * Node's agents say it), as do `.example.com` and `*.example.com`; `*` covers all; an IPv4 range
+ * (`10.0.0.0-10.0.0.255`) covers its addresses; a CIDR (`10.96.0.0/12`) covers nothing; an
+ * https:// request with only HTTP_PROXY set goes through that proxy (Go: direct). As Go does, `localhost`, `127.0.0.1` and
  * `::1` always go direct (LOOPBACK_NO_PROXY: a local cluster's components and registry are
  * reached there), and a proxy without a scheme (`proxy.corp:3128`) is an http:// one. (Go goes
  * direct to all of 127.0.0.0/8; Node's NO_PROXY cannot say a range.)
@@ -24,14 +26,24 @@
 import { BinnacleError, errorMessage } from './errors.js';
 
 /** Go's ProxyFromEnvironment never proxies loopback: always added to NO_PROXY. */
-// `[::1]` as fetch (undici) matches an IPv6 host, `::1` as node:http does.
+// `::1` as node:http's agents match an IPv6 host (its brackets taken off), `[::1]` as a URL writes it.
 const LOOPBACK_NO_PROXY = 'localhost,127.0.0.1,::1,[::1]';
 
-/** NO_PROXY as given, and loopback. */
-function noProxyOf(env: Env): string {
+/** A NO_PROXY entry that is a host name alone: no leading `.` or `*`, no port, not an address or a range. */
+function isBareName(entry: string): boolean {
+  return /^[a-z0-9_]([a-z0-9_.-]*[a-z0-9_])?$/i.test(entry) && !/^[\d.]+$/.test(entry) && !entry.includes('..');
+}
+
+/**
+ * NO_PROXY as node:http(s)'s agents are given it: as set, each bare name also as `.name`, and
+ * loopback. Go (and curl, and undici) read `example.com` as that host and its subdomains; Node's
+ * agents read it as that host alone, and `.example.com` as both.
+ */
+export function noProxyOf(env: Env): string {
   const given = (env.no_proxy || env.NO_PROXY || '').trim();
-  // `*` covers all only alone (undici reads `*,x` as two host names).
-  return given === '' ? LOOPBACK_NO_PROXY : given === '*' ? '*' : `${given},${LOOPBACK_NO_PROXY}`;
+  if (given === '*') return '*';
+  const entries = given.split(/[,\s]+/).filter((e) => e !== '');
+  return [...entries.flatMap((e) => (isBareName(e) ? [e, `.${e}`] : [e])), LOOPBACK_NO_PROXY].join(',');
 }
 
 const HTTPS_PROXY_VARS = ['https_proxy', 'HTTPS_PROXY'] as const;
@@ -97,17 +109,29 @@ export async function useProxyFromEnv(env: Env = process.env): Promise<string | 
   return undefined;
 }
 
-/** Whether NO_PROXY (`noProxy`) exempts `url`, as undici's EnvHttpProxyAgent decides it. */
+function ipv4Number(address: string): number | undefined {
+  const parts = address.split('.');
+  if (parts.length !== 4 || !parts.every((p) => /^\d{1,3}$/.test(p) && Number(p) < 256)) return undefined;
+  return parts.reduce((n, p) => n * 256 + Number(p), 0);
+}
+
+/** Whether one NO_PROXY entry exempts `host` (lower case, no brackets) at `port`, as Node's agents decide it. */
+function entryExempts(entry: string, host: string, port: number): boolean {
+  const name = entry.toLowerCase();
+  if (name === '*' || name === host || name === `${host}:${port}`) return true;
+  if (name.startsWith('.')) return host === name.slice(1) || host.endsWith(name);
+  if (name.startsWith('*.')) return host.endsWith(name.slice(1));
+  // An IPv4 range, `192.168.1.0-192.168.1.255`.
+  const [from, to] = name.split('-').map((x) => ipv4Number(x.trim()));
+  const at = ipv4Number(host);
+  return from !== undefined && to !== undefined && at !== undefined && at >= from && at <= to;
+}
+
+/** Whether NO_PROXY (`noProxy`, as noProxyOf gives it) exempts `url`, as node:http(s)'s agents decide it. */
 function exempt(url: URL, noProxy: string): boolean {
-  if (noProxy === '*') return true;
-  const host = url.host.replace(/:\d*$/, '').toLowerCase();
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
   const port = Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
-  return noProxy.split(/[,\s]/).some((entry) => {
-    const m = /^(.+):(\d+)$/.exec(entry);
-    if (entry === '' || (m !== null && Number(m[2]) !== port)) return false;
-    const name = (m?.[1] ?? entry).replace(/^\*?\./, '').toLowerCase();
-    return host === name || host.endsWith(`.${name}`);
-  });
+  return noProxy.split(',').some((entry) => entry !== '' && entryExempts(entry.trim(), host, port));
 }
 
 function parseUrl(u: string | URL): URL | undefined {

@@ -3,9 +3,9 @@
  * repository's own origin (as Helm does unless told to pass them on), and every failure turned
  * into a ChartSourceError that names the reference, the URL and the reason.
  */
-import { Readable } from 'node:stream';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import type { Readable } from 'node:stream';
 import { basicAuthHeader, type Credentials } from '../../oci/index.js';
+import { httpRequest, networkReason, type HttpAnswer } from '../../util/http-request.js';
 import { ChartSourceError } from './errors.js';
 
 export interface HttpGetOptions {
@@ -16,16 +16,8 @@ export interface HttpGetOptions {
   credentials?: { origin: string; credentials: Credentials };
 }
 
-function networkReason(err: unknown): string {
-  if (!(err instanceof Error)) return String(err);
-  const cause = err.cause;
-  if (typeof cause === 'object' && cause !== null && 'code' in cause && typeof cause.code === 'string') return cause.code;
-  if (cause instanceof Error) return cause.message;
-  return err.name === 'TimeoutError' || err.name === 'AbortError' ? 'no answer in time' : err.message;
-}
-
 /** A 2xx response whose body the caller reads, or a ChartSourceError. */
-export async function httpGet(url: string, what: string, opts: HttpGetOptions): Promise<Response> {
+export async function httpGet(url: string, what: string, opts: HttpGetOptions): Promise<HttpAnswer> {
   const parsed = new URL(url);
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
     throw new ChartSourceError('HELM_CHART_REF', opts.ref, `${what} ${url}: scheme ${parsed.protocol} is not supported (only http and https)`);
@@ -33,14 +25,14 @@ export async function httpGet(url: string, what: string, opts: HttpGetOptions): 
   const headers: Record<string, string> = { accept: '*/*', 'user-agent': 'binnacle' };
   const creds = opts.credentials;
   if (creds !== undefined && parsed.origin === creds.origin && 'username' in creds.credentials) headers.authorization = basicAuthHeader(creds.credentials);
-  let res: Response;
+  let res: HttpAnswer;
   try {
-    res = await fetch(url, { headers, redirect: 'follow', signal: AbortSignal.timeout(opts.timeoutMs) });
+    res = await httpRequest(url, { headers, signal: AbortSignal.timeout(opts.timeoutMs) });
   } catch (err) {
     throw new ChartSourceError('HELM_CHART_UNREACHABLE', opts.ref, `cannot reach ${parsed.host} for the ${what} ${url}: ${networkReason(err)}`, { cause: err });
   }
-  if (res.ok && res.body !== null) return res;
-  await res.body?.cancel().catch(() => undefined);
+  if (res.status >= 200 && res.status < 300) return res;
+  res.discard();
   const status = `HTTP ${res.status}${res.statusText === '' ? '' : ` ${res.statusText}`}`;
   if (res.status === 404 || res.status === 410) throw new ChartSourceError('HELM_CHART_NOT_FOUND', opts.ref, `the ${what} ${url} does not exist (${status})`);
   if (res.status === 401 || res.status === 403) throw new ChartSourceError('HELM_CHART_DENIED', opts.ref, `the ${what} ${url} was refused (${status}); check the repository credentials`);
@@ -48,18 +40,17 @@ export async function httpGet(url: string, what: string, opts: HttpGetOptions): 
 }
 
 /** The body as a stream; a declared length over `maxBytes` fails before reading. */
-export function responseBody(res: Response, url: string, maxBytes: number, ref: string): Readable {
+export function responseBody(res: HttpAnswer, url: string, maxBytes: number, ref: string): Readable {
   const declared = Number(res.headers.get('content-length') ?? '');
   if (Number.isFinite(declared) && declared > maxBytes) {
-    void res.body?.cancel().catch(() => undefined);
+    res.body.destroy();
     throw new ChartSourceError('HELM_CHART_TOO_LARGE', ref, `${url} is ${declared} bytes, over the limit of ${maxBytes}`);
   }
-  if (res.body === null) return Readable.from([]);
-  return Readable.fromWeb(res.body as WebReadableStream<Uint8Array>);
+  return res.body;
 }
 
 /** The whole body in memory, at most `maxBytes`. */
-export async function readResponse(res: Response, url: string, maxBytes: number, ref: string): Promise<Buffer> {
+export async function readResponse(res: HttpAnswer, url: string, maxBytes: number, ref: string): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let total = 0;
   try {
