@@ -143,3 +143,21 @@ test('a header sent several times reads as one, joined with ", " as fetch reads 
   assert.equal(res.headers.get('docker-content-digest'), null);
   assert.equal(server.seen[0]?.method, 'HEAD');
 });
+
+test('a HEAD answer is ended without being read (its connection free, the process free to exit); fetch\'s default headers go unless given', async (t) => {
+  const agents: (string | undefined)[] = [];
+  const server = await serve((req, res) => {
+    agents.push(`${req.headers['user-agent'] ?? ''} ${req.headers.accept ?? ''}`);
+    res.writeHead(200, { 'content-length': '5' }).end(req.method === 'HEAD' ? undefined : 'hello');
+  });
+  t.after(server.close);
+  const head = await httpRequest(`${server.origin}/v2/x/blobs/1`, { method: 'HEAD' });
+  assert.equal(head.headers.get('content-length'), '5');
+  // Flowing, so 'end' comes without a reader; without it the socket stayed out of the pool until a deadline destroyed it.
+  assert.notEqual(head.body.readableFlowing, null);
+  await new Promise((resolve) => head.body.once('end', resolve));
+  const get = await httpRequest(`${server.origin}/`, { headers: { 'User-Agent': 'custom/1', Accept: 'application/json' } });
+  assert.equal(get.body.readableFlowing, null, 'a GET\'s body is left to the caller');
+  assert.equal(await text(get), 'hello');
+  assert.deepEqual(agents, ['binnacle */*', 'custom/1 application/json']);
+});

@@ -36,7 +36,7 @@ export interface HttpAnswer {
   url: URL;
   /** A header's value, several joined with ", " as fetch's Headers.get does; null when absent. */
   headers: { get(name: string): string | null };
-  /** The body as it arrives: read it, or `discard()` it so that the connection can be used again. */
+  /** The body as it arrives: read it, or `discard()` it so that the connection can be used again (a HEAD's, a 204's and a 304's are ended already). */
   body: IncomingMessage;
   discard(): void;
 }
@@ -97,6 +97,12 @@ function withoutUserinfo(url: URL): URL {
   return url;
 }
 
+/** Sent unless the caller gives its own. */
+const DEFAULT_HEADERS: Readonly<Record<string, string>> = { 'user-agent': 'binnacle', accept: '*/*' };
+
+/** Not sent to another origin after a redirect, as fetch drops them. */
+const CREDENTIAL_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
+
 /** The headers a request without a body does not send. */
 const BODY_HEADERS = new Set(['content-type', 'content-length', 'content-encoding', 'content-language', 'content-location']);
 
@@ -114,7 +120,7 @@ function redirected(from: Attempt, status: number, location: string): Attempt {
   const toGet = (status === 303 && from.method !== 'HEAD') || ((status === 301 || status === 302) && from.method === 'POST');
   // Credentials meant for one server are not handed to another (a registry's blob store, say).
   const crossOrigin = url.origin !== from.url.origin;
-  const headers = Object.fromEntries(Object.entries(from.headers).filter(([k]) => !(toGet && BODY_HEADERS.has(k)) && !(crossOrigin && k === 'authorization')));
+  const headers = Object.fromEntries(Object.entries(from.headers).filter(([k]) => !(toGet && BODY_HEADERS.has(k)) && !(crossOrigin && CREDENTIAL_HEADERS.has(k))));
   return toGet ? { url, method: 'GET', headers, body: undefined } : { ...from, url, headers };
 }
 
@@ -123,7 +129,8 @@ export async function httpRequest(target: string | URL, o: HttpRequestOptions = 
   let attempt: Attempt = {
     url: withoutUserinfo(new URL(target)),
     method: (o.method ?? 'GET').toUpperCase(),
-    headers: Object.fromEntries(Object.entries(o.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v])),
+    // fetch's defaults, which some servers require (GitHub's API refuses a request without a User-Agent).
+    headers: { ...DEFAULT_HEADERS, ...Object.fromEntries(Object.entries(o.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v])) },
     body: o.body,
   };
   for (let redirects = 0; ; redirects++) {
@@ -132,6 +139,8 @@ export async function httpRequest(target: string | URL, o: HttpRequestOptions = 
     const status = res.statusCode ?? 0;
     const location = res.headers.location;
     if (!REDIRECTS.has(status) || location === undefined) {
+      // No body to read: ended now, so that the connection goes back to the pool and the process can exit.
+      if (method === 'HEAD' || status === 204 || status === 304) res.resume();
       return { status, statusText: res.statusMessage ?? '', url, headers: headerGetter(res.headers), body: res, discard: () => void res.resume() };
     }
     res.resume();

@@ -20,9 +20,9 @@ test('a proxy variable counts when it is set and not empty, in either case', () 
   assert.equal(namesProxy({ HTTP_PROXY: 'p:3128' }), true);
 });
 
-test('https requests take HTTPS_PROXY, else HTTP_PROXY; http requests HTTP_PROXY alone; lower case first', () => {
+test('https requests take HTTPS_PROXY alone, http requests HTTP_PROXY alone, as in Go and Node\'s agents; lower case first', () => {
   assert.equal(via('https://r.example/v2/', { HTTPS_PROXY: 'http://s:1', HTTP_PROXY: 'http://h:2' }), 'http://s:1/');
-  assert.equal(via('https://r.example/v2/', { HTTP_PROXY: 'http://h:2' }), 'http://h:2/');
+  assert.equal(via('https://r.example/v2/', { HTTP_PROXY: 'http://h:2' }), undefined);
   assert.equal(via('http://r.example/v2/', { HTTPS_PROXY: 'http://s:1' }), undefined);
   assert.equal(via('http://r.example/v2/', { http_proxy: 'http://lower:1', HTTP_PROXY: 'http://upper:2' }), 'http://lower:1/');
   assert.equal(via('http://r.example/', { HTTP_PROXY: 'proxy.corp:3128' }), 'http://proxy.corp:3128/');

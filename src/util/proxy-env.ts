@@ -3,8 +3,8 @@
  * them) for Binnacle's outbound requests, as Go's net/http honours them for OLM v1's
  * operator-controller and catalogd. The command line's entry (src/cli/main.ts) calls
  * `useProxyFromEnv` once, and only when `namesProxy` says a proxy variable is set (nothing is
- * loaded otherwise): Node's `http.setGlobalProxyFromEnv` (Node >= 24.14; looked for, not the version) then sends
- * node:http(s)'s global agents, and so every outbound request (registry pulls and token servers,
+ * loaded otherwise): it gives node:http(s) global agents that proxy (as `http.setGlobalProxyFromEnv`
+ * of Node >= 24.14 would; looked for, not the version), and so every outbound request (registry pulls and token servers,
  * catalog servers, chart and source downloads: src/util/http-request.ts), through the proxy,
  * NO_PROXY excepted. `NODE_USE_ENV_PROXY=1`
  * does the same on the Nodes that know it.
@@ -17,13 +17,15 @@
  * Node's rules (its agents'), not quite Go's: a NO_PROXY entry is a host name or address, with or
  * without `:port`; a name covers its subdomains as in Go (noProxyOf adds `.name`, which is how
  * Node's agents say it), as do `.example.com` and `*.example.com`; `*` covers all; an IPv4 range
- * (`10.0.0.0-10.0.0.255`) covers its addresses; a CIDR (`10.96.0.0/12`) covers nothing; an
- * https:// request with only HTTP_PROXY set goes through that proxy (Go: direct). As Go does, `localhost`, `127.0.0.1` and
+ * (`10.0.0.0-10.0.0.255`) covers its addresses; a CIDR (`10.96.0.0/12`) covers nothing. As in
+ * Go, an https:// request takes HTTPS_PROXY and an http:// one HTTP_PROXY, each alone (fetch, used
+ * until 2026-12-07, sent https:// through HTTP_PROXY when only that was set). As Go does, `localhost`, `127.0.0.1` and
  * `::1` always go direct (LOOPBACK_NO_PROXY: a local cluster's components and registry are
  * reached there), and a proxy without a scheme (`proxy.corp:3128`) is an http:// one. (Go goes
  * direct to all of 127.0.0.0/8; Node's NO_PROXY cannot say a range.)
  */
-import { BinnacleError, errorMessage } from './errors.js';
+import { BinnacleError } from './errors.js';
+import { redactText } from './redact.js';
 
 /** Go's ProxyFromEnvironment never proxies loopback: always added to NO_PROXY. */
 // `::1` as node:http's agents match an IPv6 host (its brackets taken off), `[::1]` as a URL writes it.
@@ -84,7 +86,7 @@ export function namesProxy(env: Env = process.env): boolean {
 export async function useProxyFromEnv(env: Env = process.env): Promise<string | undefined> {
   if (!namesProxy(env)) return undefined;
   const { nodeHttp: http } = await import('./node-http.js');
-  // Node >= 24.14; @types/node 20 does not know it.
+  // Node >= 24.14, whose agents take `proxyEnv` too (the option is newer than @types/node 20).
   const setGlobalProxyFromEnv = (http as { setGlobalProxyFromEnv?: (env: Env) => unknown }).setGlobalProxyFromEnv;
   if (typeof setGlobalProxyFromEnv !== 'function') {
     if (nodeAppliesProxy(env)) {
@@ -95,16 +97,23 @@ export async function useProxyFromEnv(env: Env = process.env): Promise<string | 
   }
   const httpsProxy = first(env, HTTPS_PROXY_VARS);
   const httpProxy = first(env, HTTP_PROXY_VARS);
-  try {
-    setGlobalProxyFromEnv({
-      ...(httpsProxy === undefined ? {} : { https_proxy: withScheme(httpsProxy) }),
-      ...(httpProxy === undefined ? {} : { http_proxy: withScheme(httpProxy) }),
-      no_proxy: noProxyOf(env),
-    });
-  } catch (err) {
-    // Node's message names the URL with its credentials removed.
-    throw new BinnacleError('input', 'PROXY_INVALID', `HTTPS_PROXY/HTTP_PROXY: not a usable proxy: ${errorMessage(err)}`, { cause: err });
+  const proxyEnv = {
+    ...(httpsProxy === undefined ? {} : { https_proxy: withScheme(httpsProxy) }),
+    ...(httpProxy === undefined ? {} : { http_proxy: withScheme(httpProxy) }),
+    no_proxy: noProxyOf(env),
+  };
+  for (const [name, proxy] of [['HTTPS_PROXY', proxyEnv.https_proxy], ['HTTP_PROXY', proxyEnv.http_proxy]] as const) {
+    if (proxy !== undefined && !URL.canParse(proxy)) throw new BinnacleError('input', 'PROXY_INVALID', `${name}: not a usable proxy: ${redactText(proxy)} is not a URL`);
   }
+  // The global agents setGlobalProxyFromEnv would make, without their 5 s socket timeout (there
+  // the whole time a proxy has to answer CONNECT, whatever the request's own deadline) and
+  // without fetch's dispatcher (loading undici): every request goes through http-request.ts,
+  // under its caller's deadline. Each agent reads its own variable, as Go does: HTTPS_PROXY for
+  // https://, HTTP_PROXY for http://.
+  const { default: https } = await import('node:https');
+  const options = { keepAlive: true, scheduling: 'lifo' as const, proxyEnv };
+  if (httpProxy !== undefined) http.globalAgent = new http.Agent(options);
+  if (httpsProxy !== undefined) https.globalAgent = new https.Agent(options);
   applied = true;
   return undefined;
 }
@@ -150,7 +159,7 @@ export function proxyFor(target: string | URL, env: Env = process.env): URL | un
   if (!applied && !nodeAppliesProxy(env)) return undefined;
   const url = parseUrl(target);
   if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) return undefined;
-  const raw = (url.protocol === 'https:' ? first(env, HTTPS_PROXY_VARS) : undefined) ?? first(env, HTTP_PROXY_VARS);
+  const raw = first(env, url.protocol === 'https:' ? HTTPS_PROXY_VARS : HTTP_PROXY_VARS);
   if (raw === undefined || exempt(url, noProxyOf(env))) return undefined;
   return parseUrl(withScheme(raw));
 }

@@ -22,7 +22,7 @@ export async function httpGet(url: string, what: string, opts: HttpGetOptions): 
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
     throw new ChartSourceError('HELM_CHART_REF', opts.ref, `${what} ${url}: scheme ${parsed.protocol} is not supported (only http and https)`);
   }
-  const headers: Record<string, string> = { accept: '*/*', 'user-agent': 'binnacle' };
+  const headers: Record<string, string> = {};
   const creds = opts.credentials;
   if (creds !== undefined && parsed.origin === creds.origin && 'username' in creds.credentials) headers.authorization = basicAuthHeader(creds.credentials);
   let res: HttpAnswer;
