@@ -79,15 +79,18 @@ async function buffersHeld(apply: boolean, nodeFlags: readonly string[] = []): P
   return (JSON.parse(r.out) as { most: number }).most;
 }
 
-test('collectDeadBuffersSooner: a stream holds a few MB of dead buffers, not tens; a launch flag of its own wins', async () => {
+test('collectDeadBuffersSooner: under --optimize-for-size a stream holds a few MB of dead buffers, not tens; a launch flag of its own wins; a plain process is left alone', async () => {
   const MiB = 1024 * 1024;
   // The tests run on the pinned Node 24 (hack/lib.sh use_pinned_node); Node 20's V8 has no such flag.
   assert.ok(Number(process.versions.v8.split('.')[0]) >= 13, `V8 ${process.versions.v8}: the flag needs V8 13 (Node 24)`);
-  const without = await buffersHeld(false);
-  const withIt = await buffersHeld(true);
-  const launched = await buffersHeld(true, ['--scavenger-max-new-space-capacity-mb=32']);
+  const asImage = ['--optimize-for-size'];
+  const without = await buffersHeld(false, asImage);
+  const withIt = await buffersHeld(true, asImage);
+  const launched = await buffersHeld(true, [...asImage, '--scavenger-max-new-space-capacity-mb=32']);
+  const plain = await buffersHeld(true);
   // Node 24's V8 scavenges for the buffers' sake only at 64 MB of them.
   assert.ok(without > 40 * MiB, `control: ${without} bytes of array buffers at most without the setting`);
   assert.ok(withIt < 12 * MiB, `${withIt} bytes of array buffers at most with the setting, ${without} without`);
   assert.ok(launched > 40 * MiB, `the launch flag's 32 MB capacity was overridden: ${launched} bytes at most`);
+  assert.ok(plain > 40 * MiB, `a process without --optimize-for-size was changed: ${plain} bytes at most`);
 });

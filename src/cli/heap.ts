@@ -45,21 +45,27 @@ export function keepYoungGenerationSmall(): void {
 const SCAVENGER_CAP_FLAG = '--scavenger-max-new-space-capacity-mb';
 
 /**
- * Every command: a young-generation collection after every few MB of new buffers, not every 64.
- * Node reads sockets and files into a fresh 64 KiB buffer each time, and a stream that hashes,
- * unzips or writes it on drops it at once; V8 counts those buffers apart from its heap and starts
- * a scavenge for their sake only when the young generation holds twice its largest capacity of
- * them (32 MB on Node 24's V8, so 64 MB): a download or a catalog read held up to 64 MB of dead
- * buffers on top of what it kept. V8 reads the capacity for that check each time, so lowering it
- * in a running process lowers the check; the young generation's own size was fixed at start-up
- * (measured: 2.5 to 2.8 MB under `--optimize-for-size` with or without it). Measured on Node
- * 24.22.3 (diagnostics, not stored): a 65 MB blob streamed over loopback into a hash, the
- * process's peak RSS 98 to 101 MiB without, 65 to 67 MiB with (three runs each). heap.test.ts
+ * A process run with `--optimize-for-size` (the image's manager and `helm-operator run`): a
+ * young-generation collection after every few MB of new buffers, not every 64. Node reads
+ * sockets and files into a fresh 64 KiB buffer each time, and a stream that hashes, unzips or
+ * writes it on drops it at once; V8 counts those buffers apart from its heap and starts a
+ * scavenge for their sake only when the young generation holds 64 MB of them (on Node 24's V8,
+ * its capacity flag's 32 doubled): a download or a catalog read held up to 64 MB of dead buffers
+ * on top of what it kept. V8 reads the capacity for that check each time, so lowering it in a
+ * running process lowers the check; the main thread's young generation was sized at start-up
+ * (measured: 2.5 to 2.8 MB under `--optimize-for-size`, 128 MB without, with or without it). A
+ * worker started later is sized by it: under `--optimize-for-size` its young generation stays
+ * as small either way (2.5 to 7 MB in a survivor-heavy loop), without it 128 MB became 10 to 13
+ * (less memory, about 1.7 times the CPU), so plain commands (the Helm engine's worker among
+ * them) are left as they were. Measured on Node 24.22.3 (diagnostics, not stored): a 65 MB blob
+ * streamed over loopback into a hash, the process's peak RSS 98 to 101 MiB without, 65 to 67
+ * MiB with (three runs each); bench/catalog-scale.ts in results/catalog-scale/. heap.test.ts
  * checks it on the Node it runs on. An operator's own launch flag wins; V8 before 13 (Node 20)
- * has no such flag (there the check is at 32 MB).
+ * has no such flag.
  */
 export function collectDeadBuffersSooner(): void {
-  if (process.execArgv.some((a) => a.startsWith(SCAVENGER_CAP_FLAG))) return;
+  if (!process.execArgv.includes('--optimize-for-size')) return;
+  if (process.execArgv.some((a) => /^--scavenger[-_]max[-_]new[-_]space[-_]capacity[-_]mb\b/.test(a))) return;
   if (Number(process.versions.v8.split('.')[0]) < 13) return;
   setFlagsFromString(`${SCAVENGER_CAP_FLAG}=1`);
 }

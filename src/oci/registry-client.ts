@@ -566,7 +566,7 @@ export class RegistryClient {
       method: spec.method,
       headers,
       ...(spec.body === undefined ? {} : { body: spec.body }),
-      signal: spec.streaming === true ? spec.signal : AbortSignal.timeout(this.timeoutMs),
+      signal: (spec.streaming === true ? spec.signal : undefined) ?? AbortSignal.timeout(this.timeoutMs),
     };
     this.logger?.debug({ method: spec.method, url }, 'registry request');
     try {

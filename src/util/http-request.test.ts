@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { isTimeout } from './deadline.js';
 import { httpRequest, MAX_REDIRECTS } from './http-request.js';
@@ -37,6 +37,9 @@ async function serve(answer: (req: IncomingMessage, res: ServerResponse, seen: S
   };
 }
 
+/** A deadline far enough away for a loopback exchange (every request carries one). */
+const soon = (): AbortSignal => AbortSignal.timeout(20_000);
+
 async function text(res: { body: AsyncIterable<unknown> }): Promise<string> {
   let out = '';
   for await (const c of res.body) out += (c as Buffer).toString();
@@ -52,7 +55,7 @@ test('a redirect to another origin drops the Authorization header; one on the sa
     else res.writeHead(404).end();
   });
   t.after(registry.close);
-  const res = await httpRequest(`${registry.origin}/v2/a/blobs/1`, { headers: { Authorization: 'Bearer secret' } });
+  const res = await httpRequest(`${registry.origin}/v2/a/blobs/1`, { signal: soon(), headers: { Authorization: 'Bearer secret' } });
   assert.equal(res.status, 200);
   assert.equal(await text(res), 'blob');
   assert.equal(res.url.href, `${store.origin}/signed?x=1`);
@@ -75,6 +78,7 @@ test('a 307 sends the request again with a fresh body; a 303 turns a POST into a
   t.after(server.close);
   let opened = 0;
   const put = await httpRequest(`${server.origin}/upload`, {
+    signal: soon(),
     method: 'PUT',
     headers: { 'content-type': 'application/octet-stream' },
     body: () => {
@@ -93,7 +97,7 @@ test('a 307 sends the request again with a fresh body; a 303 turns a POST into a
     ],
   );
   const form = Buffer.from('a=1');
-  const post = await httpRequest(`${server.origin}/form`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: () => form });
+  const post = await httpRequest(`${server.origin}/form`, { signal: soon(), method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: () => form });
   post.discard();
   assert.deepEqual(
     server.seen.slice(2).map((s) => [s.method, s.path, s.body, s.contentType]),
@@ -111,14 +115,14 @@ test('redirects stop after 20, and at a URL that is not http(s); a URL with cred
     else res.writeHead(302, { location: `/loop/${server.seen.length}` }).end();
   });
   t.after(server.close);
-  await assert.rejects(httpRequest(`${server.origin}/loop`), { code: 'ERR_TOO_MANY_REDIRECTS' });
+  await assert.rejects(httpRequest(`${server.origin}/loop`, { signal: soon() }), { code: 'ERR_TOO_MANY_REDIRECTS' });
   assert.equal(server.seen.length, MAX_REDIRECTS + 1);
-  await assert.rejects(httpRequest(`${server.origin}/elsewhere`), { code: 'ERR_REDIRECT_SCHEME' });
-  await assert.rejects(httpRequest(`${server.origin}/userinfo`), /a URL with credentials in it is not requested/);
-  await assert.rejects(httpRequest(`http://user:pass@${server.origin.slice('http://'.length)}/`), /a URL with credentials in it is not requested/);
+  await assert.rejects(httpRequest(`${server.origin}/elsewhere`, { signal: soon() }), { code: 'ERR_REDIRECT_SCHEME' });
+  await assert.rejects(httpRequest(`${server.origin}/userinfo`, { signal: soon() }), /a URL with credentials in it is not requested/);
+  await assert.rejects(httpRequest(`http://user:pass@${server.origin.slice('http://'.length)}/`, { signal: soon() }), /a URL with credentials in it is not requested/);
 });
 
-test('a deadline covers the answer and its body: either fails with the deadline\'s TimeoutError', async (t) => {
+test('a deadline covers the answer and its body: either fails with the deadline\'s TimeoutError', { timeout: 20_000 }, async (t) => {
   const server = await serve((req, res) => {
     if (req.url === '/silent') return; // never answers
     res.writeHead(200, { 'content-type': 'text/plain' });
@@ -137,7 +141,7 @@ test('a header sent several times reads as one, joined with ", " as fetch reads 
     res.end();
   });
   t.after(server.close);
-  const res = await httpRequest(`${server.origin}/`, { method: 'head' });
+  const res = await httpRequest(`${server.origin}/`, { signal: soon(), method: 'head' });
   res.discard();
   assert.equal(res.headers.get('Link'), '<a>; rel="next", <b>; rel="prev"');
   assert.equal(res.headers.get('docker-content-digest'), null);
@@ -151,13 +155,43 @@ test('a HEAD answer is ended without being read (its connection free, the proces
     res.writeHead(200, { 'content-length': '5' }).end(req.method === 'HEAD' ? undefined : 'hello');
   });
   t.after(server.close);
-  const head = await httpRequest(`${server.origin}/v2/x/blobs/1`, { method: 'HEAD' });
+  const head = await httpRequest(`${server.origin}/v2/x/blobs/1`, { signal: soon(), method: 'HEAD' });
   assert.equal(head.headers.get('content-length'), '5');
   // Flowing, so 'end' comes without a reader; without it the socket stayed out of the pool until a deadline destroyed it.
   assert.notEqual(head.body.readableFlowing, null);
   await new Promise((resolve) => head.body.once('end', resolve));
-  const get = await httpRequest(`${server.origin}/`, { headers: { 'User-Agent': 'custom/1', Accept: 'application/json' } });
+  const get = await httpRequest(`${server.origin}/`, { signal: soon(), headers: { 'User-Agent': 'custom/1', Accept: 'application/json' } });
   assert.equal(get.body.readableFlowing, null, 'a GET\'s body is left to the caller');
   assert.equal(await text(get), 'hello');
   assert.deepEqual(agents, ['binnacle */*', 'custom/1 application/json']);
+});
+
+test('a request that meets a kept-alive connection the server closed is sent once more on a new one (GET), not a POST', async (t) => {
+  // Each connection answers its first request and hangs up on the next, as a server whose idle timeout ran out as the client reused it.
+  let connections = 0;
+  const sockets = new Set<Socket>();
+  const server = createTcpServer((socket) => {
+    connections++;
+    sockets.add(socket);
+    let requests = 0;
+    socket.on('data', (chunk: Buffer) => {
+      if (!chunk.includes('\r\n\r\n')) return;
+      if (++requests === 1) socket.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: keep-alive\r\n\r\nok');
+      else socket.destroy();
+    });
+    socket.on('error', () => undefined);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(async () => {
+    for (const s of sockets) s.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  assert.equal(await text(await httpRequest(`${origin}/a`, { signal: soon() })), 'ok');
+  // The pool hands the same connection back; the server hangs up on it; a new one answers.
+  assert.equal(await text(await httpRequest(`${origin}/b`, { signal: soon() })), 'ok');
+  assert.equal(connections, 2);
+  const body = Buffer.from('x=1');
+  await assert.rejects(httpRequest(`${origin}/c`, { signal: soon(), method: 'POST', body: () => body }), { code: 'ECONNRESET' });
+  assert.equal(connections, 2, 'a POST is not sent twice');
 });

@@ -25,8 +25,8 @@ export interface HttpRequestOptions {
   headers?: Readonly<Record<string, string>>;
   /** The body, made anew for each attempt (a 307 or 308 sends it again). */
   body?: () => Buffer | Readable;
-  /** Aborts the request and, once answered, its body. */
-  signal?: AbortSignal;
+  /** Aborts the request and, once answered, its body: every request has a deadline or an idle timer. */
+  signal: AbortSignal;
 }
 
 export interface HttpAnswer {
@@ -63,32 +63,51 @@ function headerGetter(headers: IncomingHttpHeaders): HttpAnswer['headers'] {
   };
 }
 
+/** Failed on a kept-alive connection the server had closed meanwhile, before any answer: worth one more try. */
+class StaleConnection extends Error {}
+
 /**
  * One exchange, no redirects: resolves with the answer's head, its body still to read. An abort
  * destroys the request or, once answered, the body, with the signal's reason (a deadline's
- * TimeoutError), which is what a caller then sees, as with fetch.
+ * TimeoutError), which is what a caller then sees, as with fetch. A request that failed on a
+ * reused connection before any answer rejects with StaleConnection (its cause Node's error).
  */
-function exchange(url: URL, method: string, headers: Record<string, string>, body: Buffer | Readable | undefined, signal: AbortSignal | undefined): Promise<IncomingMessage> {
+function exchange(url: URL, method: string, headers: Record<string, string>, body: Buffer | Readable | undefined, signal: AbortSignal): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
     const send = url.protocol === 'https:' ? httpsRequest : nodeHttp.request;
     let answered: IncomingMessage | undefined;
     const req = send(url, { method, headers }, (res) => {
       answered = res;
-      if (signal !== undefined) res.once('close', () => signal.removeEventListener('abort', abort));
+      res.once('close', () => signal.removeEventListener('abort', abort));
       resolve(res);
     });
-    const abort = (): void => void (answered ?? req).destroy(signal?.reason as Error);
+    const abort = (): void => void (answered ?? req).destroy(signal.reason as Error);
     req.on('error', (err) => {
-      signal?.removeEventListener('abort', abort);
-      reject(err);
+      signal.removeEventListener('abort', abort);
+      // Node's advice for keep-alive: a server may close an idle connection as it is reused.
+      reject(req.reusedSocket && answered === undefined && !signal.aborted && (err as { code?: unknown }).code === 'ECONNRESET' ? new StaleConnection(err.message, { cause: err }) : err);
     });
-    if (signal?.aborted === true) abort();
-    else signal?.addEventListener('abort', abort, { once: true });
+    if (signal.aborted) abort();
+    else signal.addEventListener('abort', abort, { once: true });
     if (body === undefined) req.end();
     else if (Buffer.isBuffer(body)) req.end(body);
     // A body that fails destroys the request with its error, which rejects above.
     else pipeline(body, req, () => undefined);
   });
+}
+
+/** Requests sent again on a fresh connection when a kept-alive one turned out closed (RFC 9110's idempotent methods). */
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS']);
+
+/** exchange, once more on a new connection when the first failed on a stale kept-alive one. */
+async function exchangeOnce(attempt: Attempt, signal: AbortSignal): Promise<IncomingMessage> {
+  try {
+    return await exchange(attempt.url, attempt.method, attempt.headers, attempt.body?.(), signal);
+  } catch (err) {
+    if (!(err instanceof StaleConnection)) throw err;
+    if (!IDEMPOTENT.has(attempt.method)) throw err.cause;
+    return exchange(attempt.url, attempt.method, attempt.headers, attempt.body?.(), signal);
+  }
 }
 
 /** node:http would send a URL's user and password as Basic auth: fetch refuses such a URL, and so does this. */
@@ -125,7 +144,7 @@ function redirected(from: Attempt, status: number, location: string): Attempt {
 }
 
 /** `target` requested as the options say, redirects followed; rejects with Node's error when no answer came. */
-export async function httpRequest(target: string | URL, o: HttpRequestOptions = {}): Promise<HttpAnswer> {
+export async function httpRequest(target: string | URL, o: HttpRequestOptions): Promise<HttpAnswer> {
   let attempt: Attempt = {
     url: withoutUserinfo(new URL(target)),
     method: (o.method ?? 'GET').toUpperCase(),
@@ -135,7 +154,7 @@ export async function httpRequest(target: string | URL, o: HttpRequestOptions = 
   };
   for (let redirects = 0; ; redirects++) {
     const { url, method } = attempt;
-    const res = await exchange(url, method, attempt.headers, attempt.body?.(), o.signal);
+    const res = await exchangeOnce(attempt, o.signal);
     const status = res.statusCode ?? 0;
     const location = res.headers.location;
     if (!REDIRECTS.has(status) || location === undefined) {
@@ -143,7 +162,8 @@ export async function httpRequest(target: string | URL, o: HttpRequestOptions = 
       if (method === 'HEAD' || status === 204 || status === 304) res.resume();
       return { status, statusText: res.statusMessage ?? '', url, headers: headerGetter(res.headers), body: res, discard: () => void res.resume() };
     }
-    res.resume();
+    // A redirect's body is not read (it may be large, or endless).
+    res.destroy();
     if (redirects >= MAX_REDIRECTS) throw new HttpRedirectError(`${method} ${url.origin}${url.pathname}: more than ${MAX_REDIRECTS} redirects`, 'ERR_TOO_MANY_REDIRECTS');
     attempt = redirected(attempt, status, location);
   }
