@@ -1,15 +1,16 @@
 /**
  * One HTTP request over node:http(s), sent as fetch() would send it: redirects followed (at most
- * 20, as fetch), the Authorization header dropped when a redirect leaves the origin (scheme, host
- * and port), a 303 (or a 301 or 302 of a POST) turned into a GET without its body, a 307 or 308
- * sent again with a fresh body; the caller's signal (a deadline, an idle timer) covers the answer's
- * body too, which then fails with the signal's reason. Requests go through node:http(s)'s global
- * agents, so a proxy from the environment applies as it does to fetch (src/util/proxy-env.ts puts
- * it on both).
+ * 20, as fetch), credentials (Authorization, Proxy-Authorization, cookies) dropped when a redirect
+ * leaves the origin (scheme, host and port), a 303 (or a 301 or 302 of a POST) turned into a GET
+ * without its body, a 307 or 308 sent again with a fresh body; the caller's signal (a deadline, an
+ * idle timer) covers the answer's body too, which then fails with the signal's reason. Requests
+ * go through node:http(s)'s global agents, which src/util/proxy-env.ts replaces with proxying
+ * ones when the environment names a proxy.
  *
  * Why not fetch: fetch is undici, which a process loads whole at its first call (750 KB of source,
- * 3 to 5 MiB of RSS), and which hands a body over as a web stream that callers turn back into a
- * Node stream. The registry client, which every pull goes through, uses this instead.
+ * 3 to 5 MiB of RSS), hands a body over as a web stream that callers turn back into a Node stream,
+ * and behind a proxy that hangs up on CONNECT reconnects in a loop (nodejs/undici#3897). Every
+ * outbound request of Binnacle's (lint refuses fetch in src/ outside the console's page) uses this.
  */
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
