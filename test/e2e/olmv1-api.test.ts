@@ -220,6 +220,9 @@ test('an OLM v1 ClusterExtension installs, reads as OLM v1, shows in binnacle st
 
 /** Nothing of the extension left: neither object, no BundleDeployment it needed, no operator Deployment. */
 async function operatorGone(): Promise<void> {
+  // Five minutes, as operator-controller's e2e waits for CRDs (operator-framework/operator-controller#1437):
+  // a CRD deleted soon after it was made again can meet its watch cache re-initializing; the API server's
+  // cleanup finalizer then fails to list ("storage is (re)initializing") and retries on a growing backoff.
   await eventually('uninstalled', async () => {
     const left = [await v1Extension(), await client.find({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: ceName })].filter((x) => x !== undefined);
     const bds = (await client.list(API_VERSION, 'BundleDeployment')).items.filter((bd) => bd.metadata.labels?.[`needed-by.binnacle.dev/${ceName}`] !== undefined);
@@ -229,7 +232,7 @@ async function operatorGone(): Promise<void> {
     // Thrown, not undefined: a timeout then names what stayed (eventually reports the last error).
     const named = (objs: KubeObject[]): string => objs.map((o) => `${o.apiVersion} ${o.kind} ${o.metadata.name}${o.metadata.deletionTimestamp === undefined ? '' : ` (deleting; finalizers ${JSON.stringify(o.metadata.finalizers ?? [])})`}`).join(', ');
     throw new Error(`still there: ${named([...left, ...bds, ...crds])}`);
-  }, 180_000);
+  }, 300_000);
   const deployments = (await client.list('apps/v1', 'Deployment', { namespace: ns })).items;
   assert.deepEqual(deployments.map((d) => d.metadata.name), [], 'the operator is gone');
 }
