@@ -1,4 +1,6 @@
 import { after, before, test } from 'node:test';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import assert from 'node:assert/strict';
 import { BinnacleError } from '../util/errors.js';
 import { sha256Digest } from './digest.js';
@@ -78,4 +80,40 @@ test('a manifest over the size limit is refused', async () => {
 test('registry errors carry the registry error code text', async () => {
   const client = new RegistryClient({ auth: () => undefined });
   await assert.rejects(client.getManifest(`${host}/missing:v1`), (err: unknown) => code('OCI_NOT_FOUND')(err) && err instanceof Error && /NAME_UNKNOWN/.test(err.message));
+});
+
+test("an upload Location on another origin gets the blob but not the registry's credentials", async () => {
+  const seen: { host: string; authorization?: string }[] = [];
+  const storage = createServer((req, res) => {
+    seen.push({ host: 'storage', ...(req.headers.authorization === undefined ? {} : { authorization: req.headers.authorization }) });
+    req.resume().on('end', () => void res.writeHead(201).end());
+  });
+  await new Promise<void>((resolve) => storage.listen(0, '127.0.0.1', resolve));
+  const storagePort = (storage.address() as AddressInfo).port;
+  const guarded = await startFakeRegistry({
+    intercept: (req, res, { pathname }) => {
+      seen.push({ host: 'registry', ...(req.headers.authorization === undefined ? {} : { authorization: req.headers.authorization }) });
+      if (req.headers.authorization === undefined) {
+        res.writeHead(401, { 'www-authenticate': 'Basic realm="fake"' }).end();
+        return true;
+      }
+      if (req.method === 'POST' && pathname === '/v2/app/blobs/uploads/') {
+        res.writeHead(202, { location: `http://127.0.0.1:${storagePort}/upload/u1?session=1` }).end();
+        return true;
+      }
+      return false;
+    },
+  });
+  try {
+    const client = new RegistryClient({ auth: { username: 'user', password: 'secret' } });
+    const blob = Buffer.from('a layer');
+    assert.equal(await client.uploadBlob(`${guarded.host}/app:v1`, { digest: sha256Digest(blob), size: blob.length, open: () => blob }), 'uploaded');
+    const basic = `Basic ${Buffer.from('user:secret').toString('base64')}`;
+    assert.ok(seen.some((s) => s.host === 'registry' && s.authorization === basic), 'the registry was sent the credentials');
+    assert.deepEqual(seen.filter((s) => s.host === 'storage'), [{ host: 'storage' }], 'the storage origin was sent the blob once, without them');
+  } finally {
+    storage.closeAllConnections();
+    await new Promise((resolve) => storage.close(resolve));
+    await guarded.close();
+  }
 });

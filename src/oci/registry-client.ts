@@ -559,9 +559,12 @@ export class RegistryClient {
   }
 
   private async send(spec: RequestSpec, authorization: string | undefined): Promise<HttpAnswer> {
-    const url = spec.url.startsWith('/') ? `${this.baseUrl(spec.ref.registry)}${spec.url}` : spec.url;
+    const base = this.baseUrl(spec.ref.registry);
+    const url = spec.url.startsWith('/') ? `${base}${spec.url}` : spec.url;
     const headers: Record<string, string> = { ...spec.headers };
-    if (authorization !== undefined) headers.authorization = authorization;
+    // The registry's credentials go to the registry alone: an upload Location on another origin
+    // (a storage front) gets none, as go-containerregistry's transport sends them by host.
+    if (authorization !== undefined && new URL(url).origin === new URL(base).origin) headers.authorization = authorization;
     const init = {
       method: spec.method,
       headers,
