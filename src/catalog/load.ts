@@ -522,11 +522,12 @@ const NOT_UTF8 = 'file is not UTF-8 text (opm: "yaml: invalid leading UTF-8 octe
 /** Files above this size are read in chunks when they are JSON (catalog.json of a whole index: tens of MB). */
 const STREAM_FROM_BYTES = 4 * 1024 * 1024;
 /**
- * Each chunk's documents are parsed and handed on in one synchronous stretch, and the peak grew
- * with the stretch (likely because V8 finishes a full collection in tasks run between them): at 1
- * MiB (about 60 records of real bundles) unpacking the catalog-scale bench's three catalogs in one
- * process peaked at 121 MiB RSS, at 128 KiB at 104 (medians of six, the kernel's high-water mark;
- * a diagnostic, not a stored bench), for about 1% more CPU; 64 KiB gave the same peak for 8% more.
+ * Each chunk's documents are parsed and handed on in one synchronous stretch between two reads,
+ * and the peak grew with the chunk: at 1 MiB (about 60 records of real bundles) unpacking the
+ * catalog-scale bench's three catalogs (one 68 MB file each) in one process peaked at 121 MiB RSS,
+ * at 128 KiB at 104 (medians of six, the kernel's high-water mark; a diagnostic, not a stored
+ * bench), for about 1% more CPU; 64 KiB gave the same peak for 8% more. Why is not established:
+ * the same slices of a file read whole, the event loop turning between them, did not lower it.
  */
 const CHUNK_BYTES = 128 * 1024;
 
