@@ -2,6 +2,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { loadCatalog } from './catalog-source.js';
 
 const PKG = `${JSON.stringify({ schema: 'olm.package', name: 'p', defaultChannel: 'stable' })}\n`;
@@ -9,6 +10,7 @@ let server: Server;
 let base: string;
 let sentBytes = 0;
 let lastAuth: string | undefined;
+let gzipAsked: string | undefined;
 const hung: ServerResponse[] = [];
 
 before(async () => {
@@ -31,6 +33,14 @@ before(async () => {
       };
       res.on('error', () => undefined);
       push();
+      return;
+    }
+    if (req.url?.startsWith('/gz/') === true || req.url?.startsWith('/gzbomb/') === true) {
+      // Gzipped only when asked; the bomb's 64 MiB of records come to about 100 KB on the wire.
+      gzipAsked = req.headers['accept-encoding'];
+      const body = req.url.startsWith('/gz/') ? PKG : PKG.repeat(Math.ceil((64 * 1024 * 1024) / PKG.length));
+      if (gzipAsked !== 'gzip') res.writeHead(200).end(body);
+      else res.writeHead(200, { 'Content-Type': 'application/jsonl', 'Content-Encoding': 'gzip' }).end(gzipSync(body));
       return;
     }
     if (req.url?.startsWith('/hang/') === true) {
@@ -78,6 +88,17 @@ test('credentials in the catalog URL are sent as Basic auth and never shown', as
   await assert.rejects(loadCatalog(`${withToken}/hang`, { timeoutMs: 200 }), (err: Error) => {
     assert.doesNotMatch(err.message, /s3cr3t|reader/);
     assert.match(err.message, /http:\/\/\*\*\*@127\.0\.0\.1/);
+    return true;
+  });
+});
+
+test('a catalog is asked for gzipped and read decoded; the cap counts the decoded bytes (a small gzip that expands past it is refused)', async () => {
+  const { catalog } = await loadCatalog(`${base}/gz/`, { name: 'zipped' });
+  assert.equal(gzipAsked, 'gzip');
+  assert.deepEqual(catalog.config.packages.map((p) => p.name), ['p']);
+  await assert.rejects(loadCatalog(`${base}/gzbomb/`, { name: 'bomb', maxBytes: 1024 * 1024 }), (err: Error & { code?: string }) => {
+    assert.equal(err.code, 'CATALOG_TOO_LARGE');
+    assert.match(err.message, /over the 1048576-byte limit/);
     return true;
   });
 });

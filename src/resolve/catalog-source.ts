@@ -53,7 +53,8 @@ async function loadUrl(url: string, name: string, priority: number, opts: LoadCa
     // Userinfo is sent as Basic auth (never in the URL), and never shown.
     const { url: bare, credentials } = splitUserinfo(target);
     const headers: Record<string, string> = credentials === undefined ? {} : { authorization: `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}` };
-    const res = await httpRequest(bare, { headers, signal: AbortSignal.timeout(timeoutMs) });
+    // Asked for gzipped (catalogd and Binnacle's catalog server compress when asked); the cap below counts decoded bytes.
+    const res = await httpRequest(bare, { headers, gzip: true, signal: AbortSignal.timeout(timeoutMs) });
     if (res.status < 200 || res.status >= 300) {
       res.discard();
       throw new BinnacleError(httpStatusClass(res.status), 'CATALOG_FETCH_FAILED', `${shown}: the catalog server answered ${res.status} ${res.statusText}`);

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { Readable } from 'node:stream';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { isTimeout } from './deadline.js';
 import { httpRequest, MAX_REDIRECTS } from './http-request.js';
 
@@ -194,4 +195,47 @@ test('a request that meets a kept-alive connection the server closed is sent onc
   const body = Buffer.from('x=1');
   await assert.rejects(httpRequest(`${origin}/c`, { signal: soon(), method: 'POST', body: () => body }), { code: 'ECONNRESET' });
   assert.equal(connections, 2, 'a POST is not sent twice');
+});
+
+test('asked for gzip, a gzipped 2xx body is read decoded, without its encoded length; unasked, a body the server gzips anyway is left as sent; an error answer is not decoded', async (t) => {
+  const doc = 'schema: olm.package\n'.repeat(2000);
+  const encodings: (string | undefined)[] = [];
+  const server = await serve((req, res) => {
+    encodings.push(req.headers['accept-encoding']);
+    const zipped = gzipSync(doc);
+    const status = req.url === '/missing' ? 404 : 200;
+    // Gzips whatever is asked: as a misconfigured server may, Accept-Encoding or not.
+    res.writeHead(status, { 'content-encoding': 'gzip', 'content-length': String(zipped.length) }).end(zipped);
+  });
+  t.after(server.close);
+  const asked = await httpRequest(`${server.origin}/index.yaml`, { signal: soon(), gzip: true });
+  assert.equal(asked.headers.get('content-length'), null, 'the encoded length is not the body\'s');
+  assert.equal(asked.headers.get('content-encoding'), null);
+  assert.equal(await text(asked), doc);
+  const unasked = await httpRequest(`${server.origin}/chart.tgz`, { signal: soon() });
+  const raw: Buffer[] = [];
+  for await (const c of unasked.body) raw.push(c as Buffer);
+  assert.deepEqual(gunzipSync(Buffer.concat(raw)).toString(), doc, 'left gzipped, as sent');
+  assert.equal(unasked.headers.get('content-encoding'), 'gzip');
+  const missing = await httpRequest(`${server.origin}/missing`, { signal: soon(), gzip: true });
+  assert.equal(missing.status, 404);
+  assert.equal(missing.headers.get('content-encoding'), 'gzip', 'an error answer is handed over as sent');
+  missing.discard();
+  assert.deepEqual(encodings, ['gzip', undefined, 'gzip']);
+});
+
+test('a gzipped body that is not gzip fails its reader with zlib\'s error, and a deadline during it with the deadline\'s', { timeout: 20_000 }, async (t) => {
+  const server = await serve((req, res) => {
+    if (req.url === '/slow') {
+      res.writeHead(200, { 'content-encoding': 'gzip' });
+      res.write(gzipSync('x'.repeat(100)).subarray(0, 10)); // then nothing
+      return;
+    }
+    res.writeHead(200, { 'content-encoding': 'gzip' }).end('not gzip at all');
+  });
+  t.after(server.close);
+  const bad = await httpRequest(`${server.origin}/bad`, { signal: soon(), gzip: true });
+  await assert.rejects(text(bad), (err: Error & { code?: string }) => err.code === 'Z_DATA_ERROR');
+  const slow = await httpRequest(`${server.origin}/slow`, { signal: AbortSignal.timeout(300), gzip: true });
+  await assert.rejects(text(slow), (err: unknown) => isTimeout(err));
 });

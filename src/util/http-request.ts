@@ -15,6 +15,7 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { pipeline, type Readable } from 'node:stream';
+import { createGunzip } from 'node:zlib';
 import { nodeHttp } from './node-http.js';
 
 /** fetch's limit. */
@@ -28,6 +29,13 @@ export interface HttpRequestOptions {
   body?: () => Buffer | Readable;
   /** Aborts the request and, once answered, its body: every request has a deadline or an idle timer. */
   signal: AbortSignal;
+  /**
+   * Asks for gzip (unless the caller sets Accept-Encoding) and hands a 2xx body that came gzipped
+   * over decoded, without its Content-Length and Content-Encoding, as Go's transport does (and
+   * fetch did): for text that compresses well (an index, a catalog), never for archives or blobs,
+   * whose bytes are hashed or unpacked as sent. A caller's byte limit then counts decoded bytes.
+   */
+  gzip?: boolean;
 }
 
 export interface HttpAnswer {
@@ -37,8 +45,8 @@ export interface HttpAnswer {
   url: URL;
   /** A header's value, several joined with ", " as fetch's Headers.get does; null when absent. */
   headers: { get(name: string): string | null };
-  /** The body as it arrives: read it, or `discard()` it so that the connection can be used again (a HEAD's, a 204's and a 304's are ended already). */
-  body: IncomingMessage;
+  /** The body as it arrives (decoded, when asked for gzip): read it, or `discard()` it so that the connection can be used again (a HEAD's, a 204's and a 304's are ended already). */
+  body: Readable;
   discard(): void;
 }
 
@@ -55,9 +63,10 @@ export class HttpRedirectError extends Error {
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
-function headerGetter(headers: IncomingHttpHeaders): HttpAnswer['headers'] {
+function headerGetter(headers: IncomingHttpHeaders, hidden: ReadonlySet<string> = new Set()): HttpAnswer['headers'] {
   return {
     get(name) {
+      if (hidden.has(name.toLowerCase())) return null;
       const v = headers[name.toLowerCase()];
       return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v;
     },
@@ -150,7 +159,7 @@ export async function httpRequest(target: string | URL, o: HttpRequestOptions): 
     url: withoutUserinfo(new URL(target)),
     method: (o.method ?? 'GET').toUpperCase(),
     // fetch's defaults, which some servers require (GitHub's API refuses a request without a User-Agent).
-    headers: { ...DEFAULT_HEADERS, ...Object.fromEntries(Object.entries(o.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v])) },
+    headers: { ...DEFAULT_HEADERS, ...(o.gzip === true ? { 'accept-encoding': 'gzip' } : {}), ...Object.fromEntries(Object.entries(o.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v])) },
     body: o.body,
   };
   for (let redirects = 0; ; redirects++) {
@@ -161,6 +170,7 @@ export async function httpRequest(target: string | URL, o: HttpRequestOptions): 
     if (!REDIRECTS.has(status) || location === undefined) {
       // No body to read: ended now, so that the connection goes back to the pool and the process can exit.
       if (method === 'HEAD' || status === 204 || status === 304) res.resume();
+      else if (o.gzip === true && status >= 200 && status < 300 && res.headers['content-encoding']?.trim().toLowerCase() === 'gzip') return gunzipped(res, url);
       return { status, statusText: res.statusMessage ?? '', url, headers: headerGetter(res.headers), body: res, discard: () => void res.resume() };
     }
     // A redirect's body is not read (it may be large, or endless).
@@ -168,6 +178,20 @@ export async function httpRequest(target: string | URL, o: HttpRequestOptions): 
     if (redirects >= MAX_REDIRECTS) throw new HttpRedirectError(`${method} ${url.origin}${url.pathname}: more than ${MAX_REDIRECTS} redirects`, 'ERR_TOO_MANY_REDIRECTS');
     attempt = redirected(attempt, status, location);
   }
+}
+
+/** A gzipped answer, its body decoded: an abort or a failed read of the answer fails the decoded body with that error. */
+function gunzipped(res: IncomingMessage, url: URL): HttpAnswer {
+  const body = createGunzip();
+  pipeline(res, body, () => undefined);
+  return {
+    status: res.statusCode ?? 0,
+    statusText: res.statusMessage ?? '',
+    url,
+    headers: headerGetter(res.headers, new Set(['content-length', 'content-encoding'])),
+    body,
+    discard: () => void body.destroy(),
+  };
 }
 
 /**

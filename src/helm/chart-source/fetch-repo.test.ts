@@ -4,6 +4,7 @@ import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { ChartIndexError, NoMatchingVersionError } from './errors.js';
 import { fetchChart, listChartVersions } from './fetch.js';
 import { chartArchive, freshCacheIn, isCode, send, sha256Hex, startServer, type TestServer } from './fixtures.test-helper.js';
@@ -12,6 +13,8 @@ import type { RepoChartRef } from './reference.js';
 let base = '';
 let repo: TestServer;
 let mirror: TestServer;
+/** What the /gz repository was asked, by request: the Accept-Encoding sent. */
+const asked: [string, string | undefined][] = [];
 const v1 = chartArchive('memcached', '7.0.1');
 const v2 = chartArchive('memcached', '7.1.0');
 const v3rc = chartArchive('memcached', '8.0.0-rc.1');
@@ -51,6 +54,16 @@ before(async () => {
       ['/stable/charts/big.tgz', send(big)],
       ['/stable/charts/broken.tgz', send('oops', 500)],
       ['/bad/index.yaml', send(index('  memcached:\n  - {version: 1.0.0, urls: oops}'))],
+      ['/gz/index.yaml', (req, res) => {
+        asked.push(['index', req.headers['accept-encoding']]);
+        const zipped = gzipSync(index(`  memcached:\n  - {name: memcached, version: 7.0.1, urls: [charts/memcached-7.0.1.tgz], digest: ${sha256Hex(v1)}}`));
+        res.writeHead(200, { 'content-encoding': 'gzip', 'content-length': String(zipped.length) }).end(zipped);
+      }],
+      // Labelled gzip, as some servers label a .tgz: the archive is kept as sent, not decoded.
+      ['/gz/charts/memcached-7.0.1.tgz', (req, res) => {
+        asked.push(['archive', req.headers['accept-encoding']]);
+        res.writeHead(200, { 'content-encoding': 'gzip' }).end(v1);
+      }],
       ['/private/index.yaml', (req, res) => {
         if (req.headers.authorization === `Basic ${Buffer.from('u:p').toString('base64')}`) {
           res.writeHead(200).end(index(`  memcached:\n  - {version: 7.1.0, urls: ["${mirror.url}/mirror/memcached-7.1.0.tgz"]}`));
@@ -89,6 +102,13 @@ test('the highest stable version in range is fetched into the cache, relative UR
   assert.equal(repo.hits.get('/stable/charts/memcached-7.0.1.tgz'), before);
   // Work files are gone.
   assert.deepEqual(await readdir(join(cacheDir, 'tmp')), []);
+});
+
+test('the index is asked for gzipped and read decoded; the archive is not, and is kept as sent', async () => {
+  const got = await fetchChart(ref('7.0.1', '/gz'), { cacheDir: await freshCache(), ...noAuth });
+  assert.equal(got.digest, `sha256:${sha256Hex(v1)}`);
+  assert.deepEqual(await readFile(got.path), v1);
+  assert.deepEqual(asked, [['index', 'gzip'], ['archive', undefined]]);
 });
 
 test('no range means the highest stable version; an absolute URL on another host works; prereleases need a prerelease range', async () => {

@@ -14,6 +14,8 @@ export interface HttpGetOptions {
   timeoutMs: number;
   /** Basic credentials, sent only when the URL has this origin. */
   credentials?: { origin: string; credentials: Credentials };
+  /** Asks for the body gzipped and reads it decoded (httpRequest's `gzip`): an index, never an archive. */
+  gzip?: boolean;
 }
 
 /** A 2xx response whose body the caller reads, or a ChartSourceError. */
@@ -27,7 +29,7 @@ export async function httpGet(url: string, what: string, opts: HttpGetOptions): 
   if (creds !== undefined && parsed.origin === creds.origin && 'username' in creds.credentials) headers.authorization = basicAuthHeader(creds.credentials);
   let res: HttpAnswer;
   try {
-    res = await httpRequest(url, { headers, signal: AbortSignal.timeout(opts.timeoutMs) });
+    res = await httpRequest(url, { headers, gzip: opts.gzip === true, signal: AbortSignal.timeout(opts.timeoutMs) });
   } catch (err) {
     throw new ChartSourceError('HELM_CHART_UNREACHABLE', opts.ref, `cannot reach ${parsed.host} for the ${what} ${url}: ${networkReason(err)}`, { cause: err });
   }
