@@ -53,6 +53,8 @@ before(async () => {
       ['/stable/charts/liar.tgz', send(liar)],
       ['/stable/charts/big.tgz', send(big)],
       ['/stable/charts/broken.tgz', send('oops', 500)],
+      ['/empty/index.yaml', send(index('  memcached:\n  - {name: memcached, version: 5.3.0, urls: [charts/empty.tgz]}'))],
+      ['/empty/charts/empty.tgz', send('', 204)],
       ['/bad/index.yaml', send(index('  memcached:\n  - {version: 1.0.0, urls: oops}'))],
       ['/gz/index.yaml', (req, res) => {
         asked.push(['index', req.headers['accept-encoding']]);
@@ -154,6 +156,7 @@ test('missing things are named: the index, the chart, the archive; other statuse
   await assert.rejects(fetchChart({ ...ref(), chart: 'nginx' }, { cacheDir, ...noAuth }), isCode('HELM_CHART_NOT_FOUND', /no chart named "nginx" \(it lists: memcached, redis\)/));
   await assert.rejects(fetchChart(ref('5.0.0'), { cacheDir, ...noAuth }), isCode('HELM_CHART_NOT_FOUND', /chart archive .*gone\.tgz does not exist/));
   await assert.rejects(fetchChart(ref('5.1.0'), { cacheDir, ...noAuth }), isCode('HELM_CHART_HTTP', /HTTP 500/));
+  await assert.rejects(fetchChart(ref('5.3.0', '/empty'), { cacheDir, ...noAuth }), isCode('HELM_CHART_HTTP', /empty\.tgz could not be fetched \(HTTP 204/));
   await assert.rejects(fetchChart(ref('5.2.0'), { cacheDir, ...noAuth }), (err: unknown) => err instanceof ChartIndexError && err.field === 'entries.memcached[8].urls');
 });
 

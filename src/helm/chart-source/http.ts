@@ -18,7 +18,7 @@ export interface HttpGetOptions {
   gzip?: boolean;
 }
 
-/** A 2xx response whose body the caller reads, or a ChartSourceError. */
+/** A 200 response whose body the caller reads, or a ChartSourceError. */
 export async function httpGet(url: string, what: string, opts: HttpGetOptions): Promise<HttpAnswer> {
   const parsed = new URL(url);
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
@@ -33,7 +33,8 @@ export async function httpGet(url: string, what: string, opts: HttpGetOptions): 
   } catch (err) {
     throw new ChartSourceError('HELM_CHART_UNREACHABLE', opts.ref, `cannot reach ${parsed.host} for the ${what} ${url}: ${networkReason(err)}`, { cause: err });
   }
-  if (res.status >= 200 && res.status < 300) return res;
+  // 200 alone, as Helm's getter: a 204's empty body (or a 206's part) is no index and no archive.
+  if (res.status === 200) return res;
   res.discard();
   const status = `HTTP ${res.status}${res.statusText === '' ? '' : ` ${res.statusText}`}`;
   if (res.status === 404 || res.status === 410) throw new ChartSourceError('HELM_CHART_NOT_FOUND', opts.ref, `the ${what} ${url} does not exist (${status})`);
