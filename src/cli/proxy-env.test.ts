@@ -188,6 +188,13 @@ test('a proxy that refuses connections is named in the error, in Go\'s words (pr
   assert.deepEqual(proxied, []);
 });
 
+test('a chart repository behind a proxy that refuses connections is named the same way (one wording for every outbound request)', async () => {
+  const port = await closedPort();
+  const ran = await binnacle(['helm', 'template', 'demo', 'memcached', '--repo', 'http://charts.invalid/stable'], { HTTP_PROXY: `http://127.0.0.1:${port}` });
+  assert.equal(ran.code, 1, ran.err);
+  assert.match(ran.err, new RegExp(`cannot reach charts\\.invalid for the repository index http://charts\\.invalid/stable/index\\.yaml: proxyconnect 127\\.0\\.0\\.1:${port}: connection refused \\(ECONNREFUSED\\)`));
+});
+
 /** `image inspect` of an https registry through a proxy that answers every CONNECT with `onConnect`; answers the command's run and the CONNECTs the proxy saw. */
 async function inspectThroughTunnelProxy(onConnect: (socket: import('node:stream').Duplex) => void): Promise<{ ran: Ran; port: number; connects: number }> {
   const tunnelProxy = createServer();

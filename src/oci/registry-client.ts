@@ -10,7 +10,7 @@ import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import { formatDuration, isTimeout, timeoutReason } from '../util/deadline.js';
 import { BinnacleError, errorMessage, httpStatusClass } from '../util/errors.js';
-import { httpRequest, networkReason, type HttpAnswer } from '../util/http-request.js';
+import { httpRequest, networkReason, noAnswerReason, type HttpAnswer } from '../util/http-request.js';
 import { proxyFailure } from '../util/proxy-env.js';
 import { redactUrl } from '../util/redact.js';
 import { basicAuthHeader, credentialsFromAuthFiles, parseChallenges, type AuthOption, type Credentials } from './auth.js';
@@ -188,10 +188,6 @@ async function readLimited(res: HttpAnswer, limit: number, what: string): Promis
   return Buffer.concat(chunks);
 }
 
-/** Why a request to `url` got no answer: the proxy's fault (`proxyconnect …`, Go's words), the deadline, or the network's reason. */
-function unreachableReason(err: unknown, url: URL, timeoutMs: number): string {
-  return proxyFailure(err, url) ?? (isTimeout(err) ? timeoutReason(url.host, timeoutMs) : networkReason(err));
-}
 
 /** The registry's error document, as one line: `MANIFEST_UNKNOWN: manifest unknown`. */
 async function registryErrorText(res: HttpAnswer): Promise<string> {
@@ -640,7 +636,7 @@ export class RegistryClient {
     try {
       res = await httpRequest(url, { ...init, signal: AbortSignal.timeout(this.timeoutMs) });
     } catch (err) {
-      const why = unreachableReason(err, url, this.timeoutMs);
+      const why = noAnswerReason(err, url, this.timeoutMs);
       throw new BinnacleError('transient', 'OCI_UNREACHABLE', `cannot reach the token server ${url.origin} for ${registry}: ${why}`, { cause: err });
     }
     if (res.status !== 200) {

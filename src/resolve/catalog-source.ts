@@ -6,11 +6,10 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { httpRequest } from '../util/http-request.js';
+import { httpRequest, noAnswerReason } from '../util/http-request.js';
 import { DEFAULT_MAX_CATALOG_BYTES, loadFbcStream } from '../catalog/index.js';
 import { render } from '../catalog-render/index.js';
-import { BinnacleError, errorMessage, httpStatusClass } from '../util/errors.js';
-import { isTimeout, timeoutReason } from '../util/deadline.js';
+import { BinnacleError, httpStatusClass } from '../util/errors.js';
 import { redactText, redactUrl, splitUserinfo } from '../util/redact.js';
 import type { CatalogInput } from './catalog-index.js';
 
@@ -69,8 +68,7 @@ async function loadUrl(url: string, name: string, priority: number, opts: LoadCa
     loaded = await loadFbcStream(body, shown, { maxFileBytes: limit });
   } catch (err) {
     if (err instanceof BinnacleError) throw err;
-    const reason = isTimeout(err) ? timeoutReason(new URL(target).host, timeoutMs) : errorMessage(err);
-    throw new BinnacleError('transient', 'CATALOG_FETCH_FAILED', `${shown}: cannot fetch the catalog: ${redactText(reason)}`, { cause: err });
+    throw new BinnacleError('transient', 'CATALOG_FETCH_FAILED', `${shown}: cannot fetch the catalog: ${redactText(noAnswerReason(err, target, timeoutMs))}`, { cause: err });
   }
   const problems = loaded.result.errors().map((p) => [p.file ?? shown, p.field, p.message].filter((x) => x !== undefined && x !== '').join(': '));
   return { catalog: { name, priority, config: loaded.config }, problems };

@@ -8,10 +8,9 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { BinnacleError, InputError, errorMessage, httpStatusClass } from '../util/errors.js';
-import { httpRequest, type HttpAnswer } from '../util/http-request.js';
+import { BinnacleError, InputError, httpStatusClass } from '../util/errors.js';
+import { httpRequest, noAnswerReason, type HttpAnswer } from '../util/http-request.js';
 import { unpackTarSafely } from '../oci/index.js';
-import { isTimeout, timeoutReason } from '../util/deadline.js';
 import { redactText, redactUrl, splitUserinfo } from '../util/redact.js';
 import type { HttpSource, ProgressEvent } from './types.js';
 
@@ -41,11 +40,7 @@ export async function fetchHttp(source: HttpSource, work: string, opts: HttpFetc
   const bare = split.url;
   const credentials = opts.credentials ?? split.credentials;
   const timeoutMs = opts.timeoutMs ?? 300_000;
-  const why = (err: unknown): string => {
-    if (isTimeout(err)) return timeoutReason(new URL(bare).host, timeoutMs);
-    const cause = err instanceof Error && err.cause instanceof Error ? `: ${err.cause.message}` : '';
-    return redactText(`${errorMessage(err)}${cause}`);
-  };
+  const why = (err: unknown): string => redactText(noAnswerReason(err, bare, timeoutMs));
   let res: HttpAnswer;
   try {
     const headers: Record<string, string> = credentials === undefined ? {} : { authorization: `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}` };

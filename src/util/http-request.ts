@@ -16,7 +16,9 @@ import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { pipeline, type Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
+import { isTimeout, timeoutReason } from './deadline.js';
 import { nodeHttp } from './node-http.js';
+import { proxyFailure } from './proxy-env.js';
 
 /** fetch's limit. */
 export const MAX_REDIRECTS = 20;
@@ -207,4 +209,14 @@ export function networkReason(err: unknown): string {
   if (typeof cause === 'object' && cause !== null && typeof (cause as { code?: unknown }).code === 'string') return (cause as { code: string }).code;
   if (cause instanceof Error) return cause.message;
   return err.name === 'TimeoutError' || err.name === 'AbortError' ? `${err.name} (no answer in time)` : err.message;
+}
+
+/**
+ * Why a request to `url` got no answer, in the one wording every caller uses: a proxy's failure
+ * in Go's words (`proxyconnect …`, naming the proxy), the deadline (`no answer from HOST within
+ * T`), else the network's reason (networkReason).
+ */
+export function noAnswerReason(err: unknown, url: string | URL, timeoutMs: number): string {
+  const target = new URL(url);
+  return proxyFailure(err, target) ?? (isTimeout(err) ? timeoutReason(target.host, timeoutMs) : networkReason(err));
 }

@@ -5,7 +5,7 @@
  */
 import type { Readable } from 'node:stream';
 import { basicAuthHeader, type Credentials } from '../../oci/index.js';
-import { httpRequest, networkReason, type HttpAnswer } from '../../util/http-request.js';
+import { httpRequest, networkReason, noAnswerReason, type HttpAnswer } from '../../util/http-request.js';
 import { ChartSourceError } from './errors.js';
 
 export interface HttpGetOptions {
@@ -31,7 +31,7 @@ export async function httpGet(url: string, what: string, opts: HttpGetOptions): 
   try {
     res = await httpRequest(url, { headers, gzip: opts.gzip === true, signal: AbortSignal.timeout(opts.timeoutMs) });
   } catch (err) {
-    throw new ChartSourceError('HELM_CHART_UNREACHABLE', opts.ref, `cannot reach ${parsed.host} for the ${what} ${url}: ${networkReason(err)}`, { cause: err });
+    throw new ChartSourceError('HELM_CHART_UNREACHABLE', opts.ref, `cannot reach ${parsed.host} for the ${what} ${url}: ${noAnswerReason(err, parsed, opts.timeoutMs)}`, { cause: err });
   }
   // 200 alone, as Helm's getter: a 204's empty body (or a 206's part) is no index and no archive.
   if (res.status === 200) return res;
