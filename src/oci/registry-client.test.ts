@@ -86,7 +86,7 @@ test("an upload Location on another origin gets the blob but not the registry's 
   const seen: { host: string; authorization?: string }[] = [];
   const storage = createServer((req, res) => {
     seen.push({ host: 'storage', ...(req.headers.authorization === undefined ? {} : { authorization: req.headers.authorization }) });
-    req.resume().on('end', () => void res.writeHead(201).end());
+    req.resume().on('end', () => void (req.url?.startsWith('/deny/') === true ? res.writeHead(401, { 'www-authenticate': 'Basic realm="storage"' }) : res.writeHead(201)).end());
   });
   await new Promise<void>((resolve) => storage.listen(0, '127.0.0.1', resolve));
   const storagePort = (storage.address() as AddressInfo).port;
@@ -97,8 +97,8 @@ test("an upload Location on another origin gets the blob but not the registry's 
         res.writeHead(401, { 'www-authenticate': 'Basic realm="fake"' }).end();
         return true;
       }
-      if (req.method === 'POST' && pathname === '/v2/app/blobs/uploads/') {
-        res.writeHead(202, { location: `http://127.0.0.1:${storagePort}/upload/u1?session=1` }).end();
+      if (req.method === 'POST' && (pathname === '/v2/app/blobs/uploads/' || pathname === '/v2/denied/blobs/uploads/')) {
+        res.writeHead(202, { location: `http://127.0.0.1:${storagePort}/${pathname.startsWith('/v2/app/') ? 'upload' : 'deny'}/u1?session=1` }).end();
         return true;
       }
       return false;
@@ -111,6 +111,13 @@ test("an upload Location on another origin gets the blob but not the registry's 
     const basic = `Basic ${Buffer.from('user:secret').toString('base64')}`;
     assert.ok(seen.some((s) => s.host === 'registry' && s.authorization === basic), 'the registry was sent the credentials');
     assert.deepEqual(seen.filter((s) => s.host === 'storage'), [{ host: 'storage' }], 'the storage origin was sent the blob once, without them');
+    // One that asks for credentials is told none go off the registry's origin, and is sent none.
+    await assert.rejects(client.uploadBlob(`${guarded.host}/denied:v1`, { digest: sha256Digest(blob), size: blob.length, open: () => blob }), (err: Error & { code?: string }) => {
+      assert.equal(err.code, 'OCI_UNAUTHORIZED');
+      assert.match(err.message, new RegExp(`the upload location http://127\\.0\\.0\\.1:${storagePort} asked for credentials, and the registry's are not sent off its own origin`));
+      return true;
+    });
+    assert.ok(seen.every((s) => s.host !== 'storage' || s.authorization === undefined), 'no credentials reached the storage origin');
   } finally {
     storage.closeAllConnections();
     await new Promise((resolve) => storage.close(resolve));

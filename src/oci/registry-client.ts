@@ -188,7 +188,6 @@ async function readLimited(res: HttpAnswer, limit: number, what: string): Promis
   return Buffer.concat(chunks);
 }
 
-
 /** The registry's error document, as one line: `MANIFEST_UNKNOWN: manifest unknown`. */
 async function registryErrorText(res: HttpAnswer): Promise<string> {
   let text = '';
@@ -543,6 +542,10 @@ export class RegistryClient {
       res = await this.send(spec, header);
       if (res.status === 401) {
         const detail = await registryErrorText(res);
+        const elsewhere = spec.url.startsWith('/') ? undefined : new URL(spec.url).origin;
+        if (elsewhere !== undefined && elsewhere !== new URL(this.baseUrl(registry)).origin) {
+          throw new BinnacleError('transient', 'OCI_UNAUTHORIZED', `${registry}: the upload location ${elsewhere} asked for credentials, and the registry's are not sent off its own origin: ${detail}`);
+        }
         throw new BinnacleError('transient', 'OCI_UNAUTHORIZED', `${registry} rejected the credentials for ${spec.method} ${spec.url}: ${detail}`);
       }
     }

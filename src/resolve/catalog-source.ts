@@ -9,7 +9,8 @@ import { Readable } from 'node:stream';
 import { httpRequest, noAnswerReason } from '../util/http-request.js';
 import { DEFAULT_MAX_CATALOG_BYTES, loadFbcStream } from '../catalog/index.js';
 import { render } from '../catalog-render/index.js';
-import { BinnacleError, httpStatusClass } from '../util/errors.js';
+import { BinnacleError, errorMessage, httpStatusClass } from '../util/errors.js';
+import { isTimeout, timeoutReason } from '../util/deadline.js';
 import { redactText, redactUrl, splitUserinfo } from '../util/redact.js';
 import type { CatalogInput } from './catalog-index.js';
 
@@ -25,7 +26,7 @@ export const DEFAULT_CATALOG_TIMEOUT_MS = 60_000;
 export interface LoadCatalogOptions {
   name?: string;
   priority?: number;
-  /** Largest catalog response accepted, counted as it arrives (chunked or not). */
+  /** Largest catalog response accepted, in bytes as decoded (gzipped or not), counted as it arrives (chunked or not). */
   maxBytes?: number;
   /** Deadline for the whole response. */
   timeoutMs?: number;
@@ -53,7 +54,9 @@ async function loadUrl(url: string, name: string, priority: number, opts: LoadCa
     const { url: bare, credentials } = splitUserinfo(target);
     const headers: Record<string, string> = credentials === undefined ? {} : { authorization: `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}` };
     // Asked for gzipped (catalogd and Binnacle's catalog server compress when asked); the cap below counts decoded bytes.
-    const res = await httpRequest(bare, { headers, gzip: true, signal: AbortSignal.timeout(timeoutMs) });
+    const res = await httpRequest(bare, { headers, gzip: true, signal: AbortSignal.timeout(timeoutMs) }).catch((err: unknown) => {
+      throw new BinnacleError('transient', 'CATALOG_FETCH_FAILED', `${shown}: cannot fetch the catalog: ${redactText(noAnswerReason(err, target, timeoutMs))}`, { cause: err });
+    });
     if (res.status < 200 || res.status >= 300) {
       res.discard();
       throw new BinnacleError(httpStatusClass(res.status), 'CATALOG_FETCH_FAILED', `${shown}: the catalog server answered ${res.status} ${res.statusText}`);
@@ -68,7 +71,9 @@ async function loadUrl(url: string, name: string, priority: number, opts: LoadCa
     loaded = await loadFbcStream(body, shown, { maxFileBytes: limit });
   } catch (err) {
     if (err instanceof BinnacleError) throw err;
-    throw new BinnacleError('transient', 'CATALOG_FETCH_FAILED', `${shown}: cannot fetch the catalog: ${redactText(noAnswerReason(err, target, timeoutMs))}`, { cause: err });
+    // Failed while the answer was read: the deadline, or the body's own error (a gzip that is not).
+    const reason = isTimeout(err) ? timeoutReason(new URL(target).host, timeoutMs) : errorMessage(err);
+    throw new BinnacleError('transient', 'CATALOG_FETCH_FAILED', `${shown}: reading the catalog failed: ${redactText(reason)}`, { cause: err });
   }
   const problems = loaded.result.errors().map((p) => [p.file ?? shown, p.field, p.message].filter((x) => x !== undefined && x !== '').join(': '));
   return { catalog: { name, priority, config: loaded.config }, problems };

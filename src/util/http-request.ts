@@ -47,7 +47,7 @@ export interface HttpAnswer {
   url: URL;
   /** A header's value, several joined with ", " as fetch's Headers.get does; null when absent. */
   headers: { get(name: string): string | null };
-  /** The body as it arrives (decoded, when asked for gzip): read it, or `discard()` it so that the connection can be used again (a HEAD's, a 204's and a 304's are ended already). */
+  /** The body as it arrives (decoded, when asked for gzip): read it, or `discard()` it so that the connection can be used again (a decoded one's is closed instead; a HEAD's, a 204's and a 304's are ended already). */
   body: Readable;
   discard(): void;
 }
@@ -172,7 +172,7 @@ export async function httpRequest(target: string | URL, o: HttpRequestOptions): 
     if (!REDIRECTS.has(status) || location === undefined) {
       // No body to read: ended now, so that the connection goes back to the pool and the process can exit.
       if (method === 'HEAD' || status === 204 || status === 304) res.resume();
-      else if (o.gzip === true && status >= 200 && status < 300 && res.headers['content-encoding']?.trim().toLowerCase() === 'gzip') return gunzipped(res, url);
+      else if (o.gzip === true && status >= 200 && status < 300 && res.headers['content-encoding']?.trim().toLowerCase() === 'gzip') return gunzipped(res, url, o.signal);
       return { status, statusText: res.statusMessage ?? '', url, headers: headerGetter(res.headers), body: res, discard: () => void res.resume() };
     }
     // A redirect's body is not read (it may be large, or endless).
@@ -182,10 +182,17 @@ export async function httpRequest(target: string | URL, o: HttpRequestOptions): 
   }
 }
 
-/** A gzipped answer, its body decoded: an abort or a failed read of the answer fails the decoded body with that error. */
-function gunzipped(res: IncomingMessage, url: URL): HttpAnswer {
+/**
+ * A gzipped answer, its body decoded: a failed read of the answer fails the decoded body with that
+ * error, and so does the signal until the decoded body is done (the answer may have ended with
+ * compressed bytes still to decode). Discarding it closes the connection.
+ */
+function gunzipped(res: IncomingMessage, url: URL, signal: AbortSignal): HttpAnswer {
   const body = createGunzip();
   pipeline(res, body, () => undefined);
+  const abort = (): void => void body.destroy(signal.reason as Error);
+  signal.addEventListener('abort', abort, { once: true });
+  body.once('close', () => signal.removeEventListener('abort', abort));
   return {
     status: res.statusCode ?? 0,
     statusText: res.statusMessage ?? '',
@@ -217,6 +224,11 @@ export function networkReason(err: unknown): string {
  * T`), else the network's reason (networkReason).
  */
 export function noAnswerReason(err: unknown, url: string | URL, timeoutMs: number): string {
-  const target = new URL(url);
+  let target: URL;
+  try {
+    target = new URL(url);
+  } catch {
+    return networkReason(err); // no URL to name (httpRequest refused it): its own error says why
+  }
   return proxyFailure(err, target) ?? (isTimeout(err) ? timeoutReason(target.host, timeoutMs) : networkReason(err));
 }

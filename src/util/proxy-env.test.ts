@@ -62,6 +62,7 @@ test('noProxyOf: each bare name also as .name (how Node\'s agents say "and its s
   assert.equal(noProxyOf({ NO_PROXY: 'corp.example, .svc,10.0.0.1 r.example:5000,*.x.io,10.96.0.0/12' }), 'corp.example,.corp.example,.svc,10.0.0.1,r.example:5000,*.x.io,10.96.0.0/12,localhost,127.0.0.1,::1,[::1]');
   assert.equal(noProxyOf({ no_proxy: '*', NO_PROXY: 'other' }), '*');
   assert.equal(noProxyOf({ NO_PROXY: '10.0.0.0-10.0.0.9' }), '10.0.0.0-10.0.0.9,localhost,127.0.0.1,::1,[::1]', 'a range is not a name');
+  assert.equal(noProxyOf({ NO_PROXY: '123-456' }), '123-456,.123-456,localhost,127.0.0.1,::1,[::1]', 'a name of digits and hyphens is a name');
 });
 
 /** Where Node's own agent, given HTTP_PROXY and `noProxy`, sends a request for `target`: the proxy's log, or nothing (direct). */

@@ -33,7 +33,7 @@ const LOOPBACK_NO_PROXY = 'localhost,127.0.0.1,::1,[::1]';
 
 /** A NO_PROXY entry that is a host name alone: no leading `.` or `*`, no port, not an address or a range. */
 function isBareName(entry: string): boolean {
-  return /^[a-z0-9_]([a-z0-9_.-]*[a-z0-9_])?$/i.test(entry) && !/^[\d.-]+$/.test(entry) && !entry.includes('..');
+  return /^[a-z0-9_]([a-z0-9_.-]*[a-z0-9_])?$/i.test(entry) && !/^\d+\.\d+\.\d+\.\d+(-\d+\.\d+\.\d+\.\d+)?$/.test(entry) && !entry.includes('..');
 }
 
 /**

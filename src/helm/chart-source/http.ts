@@ -14,8 +14,6 @@ export interface HttpGetOptions {
   timeoutMs: number;
   /** Basic credentials, sent only when the URL has this origin. */
   credentials?: { origin: string; credentials: Credentials };
-  /** Asks for the body gzipped and reads it decoded (httpRequest's `gzip`): an index, never an archive. */
-  gzip?: boolean;
 }
 
 /** A 200 response whose body the caller reads, or a ChartSourceError. */
@@ -29,7 +27,8 @@ export async function httpGet(url: string, what: string, opts: HttpGetOptions): 
   if (creds !== undefined && parsed.origin === creds.origin && 'username' in creds.credentials) headers.authorization = basicAuthHeader(creds.credentials);
   let res: HttpAnswer;
   try {
-    res = await httpRequest(url, { headers, gzip: opts.gzip === true, signal: AbortSignal.timeout(opts.timeoutMs) });
+    // Not asked gzipped, index or archive: Helm's getter turns compression off, and a repository that labels a plain index gzip works there.
+    res = await httpRequest(url, { headers, signal: AbortSignal.timeout(opts.timeoutMs) });
   } catch (err) {
     throw new ChartSourceError('HELM_CHART_UNREACHABLE', opts.ref, `cannot reach ${parsed.host} for the ${what} ${url}: ${noAnswerReason(err, parsed, opts.timeoutMs)}`, { cause: err });
   }

@@ -42,8 +42,7 @@ async function loadIndex(ref: RepoChartRef, opts: ListVersionsOptions): Promise<
   const label = describeChartRef(ref);
   const indexUrl = indexUrlOf(base);
   const http = httpOptions(base, label, opts);
-  // Indexes are large YAML (a public repository's, tens of MB) and compress well: asked for gzipped, as Helm's Go client does.
-  const res = await httpGet(indexUrl, 'repository index', { ...http, gzip: true });
+  const res = await httpGet(indexUrl, 'repository index', http);
   const bytes = await readResponse(res, indexUrl, opts.maxIndexBytes ?? DEFAULT_MAX_INDEX_BYTES, label);
   const decoded = decodeIndex(bytes, { indexUrl, chart: ref.chart });
   if (decoded.entries === undefined) {
