@@ -6,11 +6,10 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { httpRequest, noAnswerReason } from '../util/http-request.js';
+import { bodyFailureReason, httpRequest, noAnswerReason } from '../util/http-request.js';
 import { DEFAULT_MAX_CATALOG_BYTES, loadFbcStream } from '../catalog/index.js';
 import { render } from '../catalog-render/index.js';
-import { BinnacleError, errorMessage, httpStatusClass } from '../util/errors.js';
-import { isTimeout, timeoutReason } from '../util/deadline.js';
+import { BinnacleError, httpStatusClass } from '../util/errors.js';
 import { redactText, redactUrl, splitUserinfo } from '../util/redact.js';
 import type { CatalogInput } from './catalog-index.js';
 
@@ -72,8 +71,7 @@ async function loadUrl(url: string, name: string, priority: number, opts: LoadCa
   } catch (err) {
     if (err instanceof BinnacleError) throw err;
     // Failed while the answer was read: the deadline, or the body's own error (a gzip that is not).
-    const reason = isTimeout(err) ? timeoutReason(new URL(target).host, timeoutMs) : errorMessage(err);
-    throw new BinnacleError('transient', 'CATALOG_FETCH_FAILED', `${shown}: reading the catalog failed: ${redactText(reason)}`, { cause: err });
+    throw new BinnacleError('transient', 'CATALOG_FETCH_FAILED', `${shown}: reading the catalog failed: ${redactText(bodyFailureReason(err, target, timeoutMs))}`, { cause: err });
   }
   const problems = loaded.result.errors().map((p) => [p.file ?? shown, p.field, p.message].filter((x) => x !== undefined && x !== '').join(': '));
   return { catalog: { name, priority, config: loaded.config }, problems };

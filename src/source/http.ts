@@ -8,9 +8,8 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { BinnacleError, InputError, errorMessage, httpStatusClass } from '../util/errors.js';
-import { isTimeout, timeoutReason } from '../util/deadline.js';
-import { httpRequest, noAnswerReason, type HttpAnswer } from '../util/http-request.js';
+import { BinnacleError, InputError, httpStatusClass } from '../util/errors.js';
+import { bodyFailureReason, httpRequest, noAnswerReason, type HttpAnswer } from '../util/http-request.js';
 import { unpackTarSafely } from '../oci/index.js';
 import { redactText, redactUrl, splitUserinfo } from '../util/redact.js';
 import type { HttpSource, ProgressEvent } from './types.js';
@@ -84,8 +83,7 @@ export async function fetchHttp(source: HttpSource, work: string, opts: HttpFetc
     await pipeline(res.body, counter, createWriteStream(file));
   } catch (err) {
     if (err instanceof BinnacleError) throw err;
-    const reason = isTimeout(err) ? timeoutReason(new URL(bare).host, timeoutMs) : errorMessage(err);
-    throw new BinnacleError('transient', 'SOURCE_HTTP_FETCH', `downloading ${url} failed: ${redactText(reason)}`, { cause: err });
+    throw new BinnacleError('transient', 'SOURCE_HTTP_FETCH', `downloading ${url} failed: ${redactText(bodyFailureReason(err, bare, timeoutMs))}`, { cause: err });
   }
   const sha256 = hash.digest('hex');
   if (source.sha256 !== undefined && source.sha256 !== sha256) {

@@ -17,6 +17,7 @@ import { request as httpsRequest } from 'node:https';
 import { pipeline, type Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { isTimeout, timeoutReason } from './deadline.js';
+import { errorMessage } from './errors.js';
 import { nodeHttp } from './node-http.js';
 import { proxyFailure } from './proxy-env.js';
 
@@ -231,4 +232,17 @@ export function noAnswerReason(err: unknown, url: string | URL, timeoutMs: numbe
     return networkReason(err); // no URL to name (httpRequest refused it): its own error says why
   }
   return proxyFailure(err, target) ?? (isTimeout(err) ? timeoutReason(target.host, timeoutMs) : networkReason(err));
+}
+
+/**
+ * Why reading the body of an answer from `url` failed, in the one wording every caller uses: the
+ * deadline as noAnswerReason says it, else the body's own error (a gzip that is not, a full disk).
+ */
+export function bodyFailureReason(err: unknown, url: string | URL, timeoutMs: number): string {
+  if (!isTimeout(err)) return errorMessage(err);
+  try {
+    return timeoutReason(new URL(url).host, timeoutMs);
+  } catch {
+    return errorMessage(err);
+  }
 }

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { workDir } from '../../source/index.js';
-import { BinnacleError } from '../../util/errors.js';
+import { BinnacleError, errorMessage } from '../../util/errors.js';
 import { ChartSourceError } from './errors.js';
 import { isRecord } from '../../util/object.js';
 
@@ -71,6 +71,8 @@ export interface StoreOptions {
   maxBytes: number;
   /** `sha256:<hex>` the bytes must hash to. */
   expectedDigest?: string;
+  /** How a failure of `source` is said (an HTTP body's deadline, by bodyFailureReason); else its message. */
+  failureReason?: (err: unknown) => string;
 }
 
 /**
@@ -106,7 +108,7 @@ export async function storeArchive(cacheDir: string, source: AsyncIterable<unkno
     return { path: final, digest, bytes };
   } catch (err) {
     if (err instanceof BinnacleError) throw err;
-    throw new ChartSourceError('HELM_CHART_UNREACHABLE', opts.ref, `reading ${opts.from} failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    throw new ChartSourceError('HELM_CHART_UNREACHABLE', opts.ref, `reading ${opts.from} failed: ${(opts.failureReason ?? errorMessage)(err)}`, { cause: err });
   } finally {
     await rm(work, { recursive: true, force: true });
   }

@@ -68,6 +68,10 @@ before(async () => {
         asked.push(['archive', req.headers['accept-encoding']]);
         res.writeHead(200, { 'content-encoding': 'gzip' }).end(v1);
       }],
+      // Bodies that begin and never end: the deadline stops the read.
+      ['/stall/index.yaml', (_req, res) => void res.writeHead(200).write('apiVersion: v1\n')],
+      ['/stall-archive/index.yaml', send(index('  memcached:\n  - {name: memcached, version: 7.0.1, urls: [charts/memcached-7.0.1.tgz]}'))],
+      ['/stall-archive/charts/memcached-7.0.1.tgz', (_req, res) => void res.writeHead(200).write(v1.subarray(0, 64))],
       ['/private/index.yaml', (req, res) => {
         if (req.headers.authorization === `Basic ${Buffer.from('u:p').toString('base64')}`) {
           res.writeHead(200).end(index(`  memcached:\n  - {version: 7.1.0, urls: ["${mirror.url}/mirror/memcached-7.1.0.tgz"]}`));
@@ -182,6 +186,18 @@ test('an unreachable host is named', async () => {
   await assert.rejects(
     fetchChart({ type: 'repo', url: `http://127.0.0.1:${port}/charts`, chart: 'x' }, { cacheDir: await freshCache(), ...noAuth }),
     isCode('HELM_CHART_UNREACHABLE', new RegExp(`cannot reach 127\\.0\\.0\\.1:${port} .*ECONNREFUSED`)),
+  );
+});
+
+test('an index or an archive whose body stops coming fails at the deadline, in the one wording of a deadline', async () => {
+  const host = new URL(repo.url).host.replace(/\./g, '\\.');
+  await assert.rejects(
+    fetchChart(ref(undefined, '/stall'), { cacheDir: await freshCache(), timeoutMs: 300, ...noAuth }),
+    isCode('HELM_CHART_UNREACHABLE', new RegExp(`reading http://${host}/stall/index\\.yaml failed: no answer from ${host} within 300 ms$`)),
+  );
+  await assert.rejects(
+    fetchChart(ref(undefined, '/stall-archive'), { cacheDir: await freshCache(), timeoutMs: 300, ...noAuth }),
+    isCode('HELM_CHART_UNREACHABLE', new RegExp(`reading http://${host}/stall-archive/charts/memcached-7\\.0\\.1\\.tgz failed: no answer from ${host} within 300 ms$`)),
   );
 });
 

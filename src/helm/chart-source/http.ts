@@ -5,7 +5,7 @@
  */
 import type { Readable } from 'node:stream';
 import { basicAuthHeader, type Credentials } from '../../oci/index.js';
-import { httpRequest, networkReason, noAnswerReason, type HttpAnswer } from '../../util/http-request.js';
+import { bodyFailureReason, httpRequest, noAnswerReason, type HttpAnswer } from '../../util/http-request.js';
 import { ChartSourceError } from './errors.js';
 
 export interface HttpGetOptions {
@@ -52,7 +52,8 @@ export function responseBody(res: HttpAnswer, url: string, maxBytes: number, ref
 }
 
 /** The whole body in memory, at most `maxBytes`. */
-export async function readResponse(res: HttpAnswer, url: string, maxBytes: number, ref: string): Promise<Buffer> {
+export async function readResponse(res: HttpAnswer, url: string, maxBytes: number, opts: HttpGetOptions): Promise<Buffer> {
+  const { ref } = opts;
   const chunks: Buffer[] = [];
   let total = 0;
   try {
@@ -64,7 +65,7 @@ export async function readResponse(res: HttpAnswer, url: string, maxBytes: numbe
     }
   } catch (err) {
     if (err instanceof ChartSourceError) throw err;
-    throw new ChartSourceError('HELM_CHART_UNREACHABLE', ref, `reading ${url} failed: ${networkReason(err)}`, { cause: err });
+    throw new ChartSourceError('HELM_CHART_UNREACHABLE', ref, `reading ${url} failed: ${bodyFailureReason(err, url, opts.timeoutMs)}`, { cause: err });
   }
   return Buffer.concat(chunks);
 }

@@ -8,6 +8,7 @@ import type { Credentials } from '../../oci/index.js';
 import { readArchiveChartMetadata } from './chart-file.js';
 import { cachedArchive, storeArchive } from './cache.js';
 import { ChartIndexError, ChartSourceError, NoMatchingVersionError } from './errors.js';
+import { bodyFailureReason } from '../../util/http-request.js';
 import { httpGet, readResponse, responseBody, type HttpGetOptions } from './http.js';
 import { describeChartRef, repoBaseUrl, type RepoChartRef } from './reference.js';
 import { decodeIndex, indexUrlOf, resolveChartUrl, type IndexEntry } from './repo-index.js';
@@ -43,7 +44,7 @@ async function loadIndex(ref: RepoChartRef, opts: ListVersionsOptions): Promise<
   const indexUrl = indexUrlOf(base);
   const http = httpOptions(base, label, opts);
   const res = await httpGet(indexUrl, 'repository index', http);
-  const bytes = await readResponse(res, indexUrl, opts.maxIndexBytes ?? DEFAULT_MAX_INDEX_BYTES, label);
+  const bytes = await readResponse(res, indexUrl, opts.maxIndexBytes ?? DEFAULT_MAX_INDEX_BYTES, http);
   const decoded = decodeIndex(bytes, { indexUrl, chart: ref.chart });
   if (decoded.entries === undefined) {
     const names = decoded.chartNames;
@@ -82,11 +83,13 @@ export async function fetchRepoChart(ref: RepoChartRef, opts: ChartSourceOptions
   let path = expected === undefined ? undefined : await cachedArchive(opts.cacheDir, expected);
   let digest = expected;
   if (path === undefined || digest === undefined) {
-    const res = await httpGet(url, 'chart archive', httpOptions(index.base, label, opts));
+    const http = httpOptions(index.base, label, opts);
+    const res = await httpGet(url, 'chart archive', http);
     const stored = await storeArchive(opts.cacheDir, responseBody(res, url, maxBytes, label), {
       ref: label,
       from: url,
       maxBytes,
+      failureReason: (err) => bodyFailureReason(err, url, http.timeoutMs),
       ...(expected === undefined ? {} : { expectedDigest: expected }),
     });
     path = stored.path;
