@@ -3,8 +3,8 @@
  * A first pass reads every record of the FBC directory, writes its store line (compact JSON, as
  * `storeCatalog` writes it) to a spill file beside the store, and keeps only what the rest needs:
  * its place in opm's write order, the record as validation reads it (what is checked as it is
- * read, then dropped: `recordForValidation`) and as resolution reads it (`resolution-view.ts`,
- * its strings interned). Validation runs on that; a catalog accepted is
+ * read, then dropped: `recordForValidation`) and as resolution reads it (`resolutionRecords`:
+ * its strings interned, equal properties one object). Validation runs on that; a catalog accepted is
  * written in opm's order by copying the spilled lines. The store file and its index are byte for
  * byte what `storeCatalog(loadFbcDir(...).config)` writes.
  *
@@ -21,7 +21,7 @@ import { KeyedSerial } from '../util/keyed-serial.js';
 import { emptyDeclarativeConfig, type DeclarativeConfig } from '../declcfg/index.js';
 import type { Decoded } from '../catalog/decode.js';
 import { configSink, DEFAULT_MAX_CATALOG_BYTES, scanFbcDir, type LoadOptions } from '../catalog/load.js';
-import { resolutionBundle, resolutionPackage, stringInterner } from '../catalog/resolution-view.js';
+import { resolutionRecords } from '../catalog/resolution-view.js';
 import { recordForValidation, validateConfig } from '../catalog/validate.js';
 import { inWriteOrder, writtenRecord, type WriteOrderKey } from '../catalog/write.js';
 import { CATALOG_FILE, indexedMeta, type IndexedMeta, type StoredCatalog } from './store.js';
@@ -150,7 +150,7 @@ async function unpackAlone(root: string, dir: string, accept: (validation: Valid
     const view = emptyDeclarativeConfig();
     const addChecked = configSink(checked);
     const addView = configSink(view);
-    const intern = stringInterner();
+    const viewOf = resolutionRecords();
     const records: SpilledRecord[] = [];
     const sink = (d: Decoded, file: string): void => {
       const { blob, ...key } = writtenRecord(d);
@@ -171,9 +171,9 @@ async function unpackAlone(root: string, dir: string, accept: (validation: Valid
       }
       records.push({ ...key, ...spill.append(line) });
       addChecked(recordForValidation(d), file, undefined);
-      if (d.kind === 'bundle') addView({ kind: 'bundle', value: intern(resolutionBundle(d.value)) }, file, undefined);
-      else if (d.kind === 'package') addView({ kind: 'package', value: intern(resolutionPackage(d.value)) }, file, undefined);
-      else addView(intern(d), file, undefined);
+      if (d.kind === 'bundle') addView({ kind: 'bundle', value: viewOf.bundle(d.value) }, file, undefined);
+      else if (d.kind === 'package') addView({ kind: 'package', value: viewOf.package(d.value) }, file, undefined);
+      else addView(viewOf.other(d), file, undefined);
     };
     const { result } = await scanFbcDir(root, sink, opts);
     spill.finish();

@@ -88,3 +88,41 @@ test('a frozen object is walked, not written: its strings stay its own', () => {
   assert.equal(intern(frozen), frozen);
   assert.equal(intern({ a: [Object.freeze(['cache.example.com'])] }).a[0]?.[0], 'cache.example.com');
 });
+
+test('equal properties of different bundles are one frozen object in the view; the input keeps its own, and an image-less bundle is kept as it is', () => {
+  const parse = (): DeclarativeConfig =>
+    JSON.parse(JSON.stringify({ packages: [], channels: [], bundles: [bundle('p.v1', 'example.com/p:v1'), bundle('p.v2', 'example.com/p:v2'), bundle('p.v0', '')], deprecations: [], others: [] })) as DeclarativeConfig;
+  // p.v2 provides another kind: that property differs, the rest are equal to p.v1's.
+  const withOtherKind = (c: DeclarativeConfig): DeclarativeConfig => {
+    const gvk = c.bundles[1]?.properties.find((p) => p.type === 'olm.gvk');
+    assert.ok(gvk !== undefined);
+    gvk.value = { group: 'g', kind: 'Other', version: 'v1' };
+    return c;
+  };
+  const dc = withOtherKind(parse());
+  const view = resolutionView(dc);
+  const [v1, v2, v0] = view.bundles;
+  assert.ok(v1 !== undefined && v2 !== undefined && v0 !== undefined);
+  const ofType = (b: Bundle, type: string) => b.properties.find((p) => p.type === type);
+  assert.equal(ofType(v2, 'olm.csv.metadata'), ofType(v1, 'olm.csv.metadata'), 'the same CSV metadata is one object');
+  assert.equal(ofType(v2, 'olm.package'), ofType(v1, 'olm.package'), 'equal values of one type are one object');
+  assert.notEqual(ofType(v2, 'olm.gvk'), ofType(v1, 'olm.gvk'), 'different values are not shared');
+  assert.deepEqual(ofType(v2, 'olm.gvk')?.value, { group: 'g', kind: 'Other', version: 'v1' });
+  // Frozen all through: a change through one bundle cannot reach another.
+  const shared = ofType(v1, 'olm.csv.metadata');
+  assert.ok(shared !== undefined && Object.isFrozen(shared) && Object.isFrozen(shared.value));
+  assert.throws(() => {
+    (shared.value as { keywords: string[] }).keywords.push('x');
+  }, TypeError);
+  // The view reads as the unshared one does, and the input is its own, unfrozen.
+  assert.deepEqual(view.bundles, withOtherKind(parse()).bundles.map(resolutionBundle));
+  assert.ok(!Object.isFrozen(dc.bundles[0]?.properties[0]), 'the input is not frozen');
+  assert.equal(v0, dc.bundles[2], 'an image-less bundle is its objects: kept as it is');
+});
+
+test('a property of different type but the same value is not shared', () => {
+  const b = (name: string, type: string): Bundle => ({ schema: 'olm.bundle', package: 'p', name, image: `example.com/p:${name}`, properties: [{ type, value: { group: 'g', kind: 'K', version: 'v1' } }] });
+  const view = resolutionView({ packages: [], channels: [], bundles: [b('a', 'olm.gvk'), b('b', 'olm.gvk.required')], deprecations: [], others: [] });
+  assert.notEqual(view.bundles[0]?.properties[0], view.bundles[1]?.properties[0]);
+  assert.equal(view.bundles[1]?.properties[0]?.type, 'olm.gvk.required');
+});
