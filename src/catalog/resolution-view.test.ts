@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { Bundle, DeclarativeConfig } from '../declcfg/index.js';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { resolutionBundle, resolutionView, stringInterner } from './resolution-view.js';
+import { propertySharer, resolutionBundle, resolutionView, stringInterner } from './resolution-view.js';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -60,7 +60,17 @@ test('a view’s short strings are interned in place: every record reads the sam
 });
 
 test('resolutionView interns: the view of a parsed catalog holds less heap than the same view without interning', () => {
-  const bundles = Array.from({ length: 5000 }, (_, i) => ({ ...bundle(`package-number-${i % 50}.v${i}`, `example.com/p:v${i}`), package: `package-number-${i % 50}` }));
+  // Each bundle's properties its own (none shared), with repeated strings of ten characters or more in them.
+  const bundles = Array.from({ length: 5000 }, (_, i): Bundle => ({
+    schema: 'olm.bundle',
+    package: `package-number-${i % 50}`,
+    name: `package-number-${i % 50}.v${i}`,
+    image: `example.com/p:v${i}`,
+    properties: [
+      { type: 'olm.package', value: { packageName: `package-number-${i % 50}`, version: `1.0.${i}` } },
+      { type: 'olm.gvk', value: { group: 'cache.example.com', kind: 'MemcachedBackup', version: `v${i}` } },
+    ],
+  }));
   const parse = (): DeclarativeConfig => JSON.parse(JSON.stringify({ packages: [], channels: [], bundles, deprecations: [], others: [] })) as DeclarativeConfig;
   // What `make`'s result holds once collected (it is dropped when the function returns).
   const heldBy = (make: () => { length: number }): number => {
@@ -72,11 +82,16 @@ test('resolutionView interns: the view of a parsed catalog holds less heap than 
     assert.equal(kept.length, 5000);
     return after - base;
   };
+  // Without interning, its properties shared as the view shares them: what is left between the two is interning's.
+  const sharedOnly = () => {
+    const share = propertySharer();
+    return parse().bundles.map((b) => share(resolutionBundle(b)));
+  };
   // Both ways once first: the functions' code and feedback are not counted against either.
-  parse().bundles.map(resolutionBundle);
+  sharedOnly();
   resolutionView(parse());
   // The smaller of two measures each: what else of the process allocates meanwhile only adds.
-  const plainHeld = Math.min(heldBy(() => parse().bundles.map(resolutionBundle)), heldBy(() => parse().bundles.map(resolutionBundle)));
+  const plainHeld = Math.min(heldBy(sharedOnly), heldBy(sharedOnly));
   const viewHeld = Math.min(heldBy(() => resolutionView(parse()).bundles), heldBy(() => resolutionView(parse()).bundles));
   // The same bundles’ view, without and with interning: a few repeated strings of ten characters or more a bundle (300 KB here).
   assert.ok(plainHeld - viewHeld > 200_000, `without interning ${plainHeld} bytes, with ${viewHeld}`);
@@ -116,7 +131,8 @@ test('equal properties of different bundles are one frozen object in the view; t
   }, TypeError);
   // The view reads as the unshared one does, and the input is its own, unfrozen.
   assert.deepEqual(view.bundles, withOtherKind(parse()).bundles.map(resolutionBundle));
-  assert.ok(!Object.isFrozen(dc.bundles[0]?.properties[0]), 'the input is not frozen');
+  assert.ok(!Object.isFrozen(dc.bundles[0]?.properties[0]) && !Object.isFrozen(dc.bundles[0]?.properties[0]?.value), 'the input is not frozen');
+  assert.deepEqual(dc, withOtherKind(parse()), 'the input reads as it did');
   assert.equal(v0, dc.bundles[2], 'an image-less bundle is its objects: kept as it is');
 });
 
@@ -125,4 +141,30 @@ test('a property of different type but the same value is not shared', () => {
   const view = resolutionView({ packages: [], channels: [], bundles: [b('a', 'olm.gvk'), b('b', 'olm.gvk.required')], deprecations: [], others: [] });
   assert.notEqual(view.bundles[0]?.properties[0], view.bundles[1]?.properties[0]);
   assert.equal(view.bundles[1]?.properties[0]?.type, 'olm.gvk.required');
+});
+
+test('a value JSON would change (NaN, Infinity, -0, which YAML can say) is not shared, nor a very long one', () => {
+  const b = (name: string, value: unknown): Bundle => ({ schema: 'olm.bundle', package: 'p', name, image: `example.com/p:${name}`, properties: [{ type: 'example.com/x', value }] });
+  const long = { text: 'x'.repeat(10_000) };
+  const pairs: [unknown, unknown][] = [[{ n: Number.NaN }, { n: null }], [{ n: null }, { n: Number.NaN }], [[Infinity], [null]], [{ n: -0 }, { n: 0 }], [{ n: 0 }, { n: -0 }], [long, { ...long }]];
+  for (const [first, second] of pairs) {
+    const view = resolutionView({ packages: [], channels: [], bundles: [b('a', first), b('b', second)], deprecations: [], others: [] });
+    const [x, y] = view.bundles.map((v) => v.properties[0]);
+    assert.notEqual(x, y, `${JSON.stringify(first)} and ${JSON.stringify(second)} are two`);
+    assert.ok(Object.is((x?.value as { n?: unknown }).n, (first as { n?: unknown }).n));
+    assert.ok(Object.is((y?.value as { n?: unknown }).n, (second as { n?: unknown }).n));
+  }
+});
+
+test('the sharing table stops growing at its cap: what it holds is still shared, what comes after is not', () => {
+  const b = (name: string, value: unknown): Bundle => ({ schema: 'olm.bundle', package: 'p', name, image: `example.com/p:${name}`, properties: [{ type: 'example.com/x', value }] });
+  // 8,000 characters each, all different: 1,100 of them pass the table's 8 Mi characters.
+  const filler = Array.from({ length: 1100 }, (_, i) => b(`f${i}`, { text: `${i}`.padEnd(8000, '.') }));
+  const early = { kind: 'early' };
+  const late = { kind: 'late' };
+  const view = resolutionView({ packages: [], channels: [], bundles: [b('e1', early), ...filler, b('e2', early), b('l1', late), b('l2', late)], deprecations: [], others: [] });
+  const prop = (name: string) => view.bundles.find((x) => x.name === name)?.properties[0];
+  assert.equal(prop('e1'), prop('e2'), 'a property the table holds is shared after it is full');
+  assert.notEqual(prop('l1'), prop('l2'), 'a property first seen after it is full is not');
+  assert.deepEqual(prop('l2')?.value, late);
 });

@@ -11,6 +11,8 @@
  * - Its short strings are one copy each (`stringInterner`): JSON.parse gives every occurrence of
  *   a string of ten characters or more (`AllNamespaces`, a CRD's group, a package name) its own
  *   copy, and most of what is left of a bundle is such strings, repeated bundle after bundle.
+ * - A bundle's properties equal to an earlier bundle's are that one object, frozen
+ *   (`propertySharer`): versions of a package repeat their GVKs and their CSV's metadata.
  * The catalog's served bytes are the stored file's, untouched (catalog-store); the console reads
  * those, not this view. The per-record functions are for loaders that build the view as they read
  * (catalog-store/unpack.ts).
@@ -80,8 +82,22 @@ export function stringInterner(): <T>(value: T) => T {
   return <T>(value: T): T => walk(value) as T;
 }
 
-/** A property's value longer than this as JSON is not shared: the table stays small, and no real one is. */
-const SHARED_MAX_JSON = 64 * 1024;
+/**
+ * A property whose type and value come to this many characters as JSON is not shared (no real one
+ * does). Under V8's limit on hashing a string (16,383 characters; a longer one hashes by its length
+ * alone), so that a catalog of many long values of one length cannot make each lookup compare them all.
+ */
+const SHARED_MAX_KEY = 8 * 1024;
+
+/** The table's keys stop at this many characters, what one load may hold beside its view (a bench catalog of 2,820 bundles has about 0.3 MB of distinct properties). */
+const SHARED_TABLE_MAX_CHARS = 8 * 1024 * 1024;
+
+/** Whether `v` holds a number JSON does not keep (NaN and ±Infinity become null, -0 becomes 0; YAML can say them). */
+function hasInexactNumber(v: unknown): boolean {
+  if (typeof v === 'number') return !Number.isFinite(v) || Object.is(v, -0);
+  if (typeof v !== 'object' || v === null) return false;
+  return (Array.isArray(v) ? v : Object.values(v)).some(hasInexactNumber);
+}
 
 /** A copy of a JSON value, frozen all through; its strings are the original's (already interned). */
 function frozenCopy<T>(v: T): T {
@@ -99,13 +115,22 @@ function frozenCopy<T>(v: T): T {
  * property through another's. A bundle without an image is left as it is (resolutionBundle).
  */
 export function propertySharer(): (b: Bundle) => Bundle {
+  // Keyed by type and JSON: equal keys are equal values (hasInexactNumber keeps out what JSON would merge).
   const seen = new Map<string, Property>();
+  let keyChars = 0;
+  let full = false;
   const one = (p: Property): Property => {
     const json = JSON.stringify(p.value);
-    if (json === undefined || json.length > SHARED_MAX_JSON) return p;
+    if (json === undefined || json.length + p.type.length >= SHARED_MAX_KEY || hasInexactNumber(p.value)) return p;
     const key = `${p.type}\n${json}`;
     let had = seen.get(key);
     if (had === undefined) {
+      // A catalog of ever new properties gains nothing from the table: it stops growing.
+      if (full || keyChars + key.length > SHARED_TABLE_MAX_CHARS) {
+        full = true;
+        return p;
+      }
+      keyChars += key.length;
       had = frozenCopy(p);
       seen.set(key, had);
     }

@@ -12,7 +12,10 @@ export interface ServedCatalog {
   labels: Record<string, string>;
   /** Digest of the image the content came from. */
   digest: string;
-  /** The catalog as resolution reads it (`resolutionView`: without what only people and installers read). */
+  /**
+   * The catalog as resolution reads it (`resolutionView`: without what only people and installers
+   * read). Read only: its bundles' equal properties are one frozen object (`propertySharer`).
+   */
   config: DeclarativeConfig;
   stored: StoredCatalog;
 }
