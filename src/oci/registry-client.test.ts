@@ -22,6 +22,12 @@ before(async () => {
         res.write(Buffer.alloc(10)); // then nothing, forever
         return true;
       }
+      // A manifest and a tag list that begin and never end.
+      if (url === '/v2/stall-doc/manifests/v1' || url === '/v2/stall-doc/tags/list') {
+        res.writeHead(200, { 'content-type': url.endsWith('/v1') ? MediaType.ociManifest : 'application/json' });
+        res.write('{"schemaVersion": 2, ');
+        return true;
+      }
       if (url === '/v2/lying/manifests/v1') {
         res.writeHead(200, { 'content-type': MediaType.ociManifest, 'docker-content-digest': sha256Digest('something else') }).end(manifest);
         return true;
@@ -61,6 +67,18 @@ test('a registry that never answers fails at the deadline, naming the registry a
     assert.match(err.message, new RegExp(`^registry ${host} \\(GET http://${host}/v2/silent/manifests/v1\\): no answer from ${host} within 300 ms$`));
     return true;
   });
+});
+
+test('a manifest or a tag list that stops coming fails at the deadline as an unreachable registry, not as invalid JSON', async () => {
+  const client = new RegistryClient({ timeoutMs: 300, auth: () => undefined });
+  const atDeadline = (what: string) => (err: Error & { code?: string; errorClass?: string }) => {
+    assert.equal(err.code, 'OCI_UNREACHABLE', err.message);
+    assert.ok(err instanceof BinnacleError && err.errorClass === 'transient', 'tried again, as any unreachable registry');
+    assert.equal(err.message, `${what}: reading the answer from ${host} failed: no answer from ${host} within 300 ms`);
+    return true;
+  };
+  await assert.rejects(client.getManifest(`${host}/stall-doc:v1`), atDeadline(`manifest ${host}/stall-doc:v1`));
+  await assert.rejects(client.listTags(`${host}/stall-doc`), atDeadline(`tags of ${host}/stall-doc`));
 });
 
 test('a manifest whose bytes do not match the announced digest is refused', async () => {

@@ -10,7 +10,7 @@ import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import { formatDuration, isTimeout, timeoutReason } from '../util/deadline.js';
 import { BinnacleError, errorMessage, httpStatusClass } from '../util/errors.js';
-import { httpRequest, networkReason, noAnswerReason, type HttpAnswer } from '../util/http-request.js';
+import { bodyFailureReason, httpRequest, networkReason, noAnswerReason, type HttpAnswer } from '../util/http-request.js';
 import { proxyFailure } from '../util/proxy-env.js';
 import { redactUrl } from '../util/redact.js';
 import { basicAuthHeader, credentialsFromAuthFiles, parseChallenges, type AuthOption, type Credentials } from './auth.js';
@@ -171,7 +171,12 @@ function asRef(ref: ImageReference | string): ImageReference {
   return typeof ref === 'string' ? parseReference(ref) : ref;
 }
 
-async function readLimited(res: HttpAnswer, limit: number, what: string): Promise<Buffer> {
+/**
+ * The whole body, at most `limit` bytes. A body that stops coming (the deadline, a connection
+ * reset) fails as an unreachable registry does, transient: not as the invalid document its
+ * caller would otherwise take the partial bytes for.
+ */
+async function readLimited(res: HttpAnswer, limit: number, what: string, timeoutMs: number): Promise<Buffer> {
   const declared = Number(res.headers.get('content-length') ?? '0');
   if (declared > limit) {
     res.body.destroy();
@@ -179,20 +184,25 @@ async function readLimited(res: HttpAnswer, limit: number, what: string): Promis
   }
   const chunks: Buffer[] = [];
   let total = 0;
-  for await (const chunk of res.body) {
-    const buf = chunk as Buffer;
-    total += buf.length;
-    if (total > limit) throw new BinnacleError('input', 'OCI_TOO_LARGE', `${what}: over the ${limit}-byte limit`);
-    chunks.push(buf);
+  try {
+    for await (const chunk of res.body) {
+      const buf = chunk as Buffer;
+      total += buf.length;
+      if (total > limit) throw new BinnacleError('input', 'OCI_TOO_LARGE', `${what}: over the ${limit}-byte limit`);
+      chunks.push(buf);
+    }
+  } catch (err) {
+    if (err instanceof BinnacleError) throw err;
+    throw new BinnacleError('transient', 'OCI_UNREACHABLE', `${what}: reading the answer from ${res.url.host} failed: ${bodyFailureReason(err, res.url, timeoutMs)}`, { cause: err });
   }
   return Buffer.concat(chunks);
 }
 
 /** The registry's error document, as one line: `MANIFEST_UNKNOWN: manifest unknown`. */
-async function registryErrorText(res: HttpAnswer): Promise<string> {
+async function registryErrorText(res: HttpAnswer, timeoutMs: number): Promise<string> {
   let text = '';
   try {
-    text = (await readLimited(res, 64 * 1024, 'error body')).toString('utf8');
+    text = (await readLimited(res, 64 * 1024, 'error body', timeoutMs)).toString('utf8');
     const doc: unknown = JSON.parse(text);
     if (isRecord(doc) && Array.isArray(doc.errors)) {
       return doc.errors
@@ -286,7 +296,7 @@ export class RegistryClient {
   private async getManifestAt(ref: ImageReference, accept: readonly string[] = MANIFEST_ACCEPT): Promise<ManifestResult> {
     const what = `manifest ${formatReference(ref)}`;
     const res = await this.manifestRequest(ref, 'GET', accept);
-    const bytes = await readLimited(res, this.maxManifestBytes, what);
+    const bytes = await readLimited(res, this.maxManifestBytes, what, this.timeoutMs);
     const digest = sha256Digest(bytes);
     const expected = ref.digest ?? res.headers.get('docker-content-digest') ?? undefined;
     // A tag's manifest is checked against the digest the registry announces; a digest ref against itself.
@@ -334,7 +344,7 @@ export class RegistryClient {
       const link = res.headers.get('link');
       let doc: unknown;
       try {
-        doc = JSON.parse((await readLimited(res, 4 * 1024 * 1024, what)).toString('utf8'));
+        doc = JSON.parse((await readLimited(res, 4 * 1024 * 1024, what, this.timeoutMs)).toString('utf8'));
       } catch (err) {
         if (err instanceof BinnacleError) throw err;
         throw new BinnacleError('terminal', 'OCI_REGISTRY_ERROR', `${what}: the registry answered with invalid JSON`);
@@ -541,7 +551,7 @@ export class RegistryClient {
       }
       res = await this.send(spec, header);
       if (res.status === 401) {
-        const detail = await registryErrorText(res);
+        const detail = await registryErrorText(res, this.timeoutMs);
         const elsewhere = spec.url.startsWith('/') ? undefined : new URL(spec.url).origin;
         if (elsewhere !== undefined && elsewhere !== new URL(this.baseUrl(registry)).origin) {
           throw new BinnacleError('transient', 'OCI_UNAUTHORIZED', `${registry}: the upload location ${elsewhere} asked for credentials, and the registry's are not sent off its own origin: ${detail}`);
@@ -550,7 +560,7 @@ export class RegistryClient {
       }
     }
     if (spec.ok.includes(res.status) || (spec.allowNotFound === true && res.status === 404)) return res;
-    const detail = spec.method === 'HEAD' ? res.statusText : await registryErrorText(res);
+    const detail = spec.method === 'HEAD' ? res.statusText : await registryErrorText(res, this.timeoutMs);
     const what = `${spec.method} ${registry}${spec.url.startsWith('/') ? spec.url : new URL(spec.url).pathname}`;
     if (res.status === 404) throw new BinnacleError('transient', 'OCI_NOT_FOUND', `${what}: not found (${detail})`);
     if (res.status === 403) throw new BinnacleError('transient', 'OCI_DENIED', `${what}: access denied (${detail})`);
@@ -643,12 +653,12 @@ export class RegistryClient {
       throw new BinnacleError('transient', 'OCI_UNREACHABLE', `cannot reach the token server ${url.origin} for ${registry}: ${why}`, { cause: err });
     }
     if (res.status !== 200) {
-      const detail = await registryErrorText(res);
+      const detail = await registryErrorText(res, this.timeoutMs);
       throw new BinnacleError('transient', 'OCI_UNAUTHORIZED', `token server ${url.origin} refused a token for ${registry} (HTTP ${res.status}: ${detail})`);
     }
     let doc: unknown;
     try {
-      doc = JSON.parse((await readLimited(res, 1024 * 1024, 'token response')).toString('utf8'));
+      doc = JSON.parse((await readLimited(res, 1024 * 1024, `token response from ${url.origin}`, this.timeoutMs)).toString('utf8'));
     } catch (err) {
       if (err instanceof BinnacleError) throw err;
       throw new BinnacleError('terminal', 'OCI_AUTH', `token server ${url.origin} answered with invalid JSON`);

@@ -68,6 +68,7 @@ before(async () => {
         asked.push(['archive', req.headers['accept-encoding']]);
         res.writeHead(200, { 'content-encoding': 'gzip' }).end(v1);
       }],
+      ['/creds/index.yaml', send(index(`  memcached:\n  - {name: memcached, version: 7.1.0, urls: ["${mirror.url.replace('http://', 'http://reader:s3cret@')}/mirror/memcached-7.1.0.tgz"]}`))],
       // Bodies that begin and never end: the deadline stops the read.
       ['/stall/index.yaml', (_req, res) => void res.writeHead(200).write('apiVersion: v1\n')],
       ['/stall-archive/index.yaml', send(index('  memcached:\n  - {name: memcached, version: 7.0.1, urls: [charts/memcached-7.0.1.tgz]}'))],
@@ -192,13 +193,24 @@ test('an unreachable host is named', async () => {
 test('an index or an archive whose body stops coming fails at the deadline, in the one wording of a deadline', async () => {
   const host = new URL(repo.url).host.replace(/\./g, '\\.');
   await assert.rejects(
-    fetchChart(ref(undefined, '/stall'), { cacheDir: await freshCache(), timeoutMs: 300, ...noAuth }),
-    isCode('HELM_CHART_UNREACHABLE', new RegExp(`reading http://${host}/stall/index\\.yaml failed: no answer from ${host} within 300 ms$`)),
+    fetchChart(ref(undefined, '/stall'), { cacheDir: await freshCache(), timeoutMs: 1000, ...noAuth }),
+    isCode('HELM_CHART_UNREACHABLE', new RegExp(`reading http://${host}/stall/index\\.yaml failed: no answer from ${host} within 1 s$`)),
   );
+  // Each request has its own deadline: a second is room for the index before the archive stalls.
   await assert.rejects(
-    fetchChart(ref(undefined, '/stall-archive'), { cacheDir: await freshCache(), timeoutMs: 300, ...noAuth }),
-    isCode('HELM_CHART_UNREACHABLE', new RegExp(`reading http://${host}/stall-archive/charts/memcached-7\\.0\\.1\\.tgz failed: no answer from ${host} within 300 ms$`)),
+    fetchChart(ref(undefined, '/stall-archive'), { cacheDir: await freshCache(), timeoutMs: 1000, ...noAuth }),
+    isCode('HELM_CHART_UNREACHABLE', new RegExp(`reading http://${host}/stall-archive/charts/memcached-7\\.0\\.1\\.tgz failed: no answer from ${host} within 1 s$`)),
   );
+});
+
+test('an archive URL with credentials in it is refused by its field, the credentials not shown', async () => {
+  await assert.rejects(fetchChart(ref(undefined, '/creds'), { cacheDir: await freshCache(), ...noAuth }), (err: unknown) => {
+    assert.ok(err instanceof ChartIndexError, String(err));
+    assert.equal(err.field, 'entries.memcached[0].urls[0]');
+    assert.match(err.message, /"http:\/\/\*\*\*@127\.0\.0\.1:\d+\/mirror\/memcached-7\.1\.0\.tgz" has credentials in it, which are not sent/);
+    assert.doesNotMatch(err.message, /s3cret|reader/);
+    return true;
+  });
 });
 
 test('repository credentials go to the repository origin only', async () => {

@@ -9,6 +9,7 @@ import { readArchiveChartMetadata } from './chart-file.js';
 import { cachedArchive, storeArchive } from './cache.js';
 import { ChartIndexError, ChartSourceError, NoMatchingVersionError } from './errors.js';
 import { bodyFailureReason } from '../../util/http-request.js';
+import { hasUserinfo, redactUrl } from '../../util/redact.js';
 import { httpGet, readResponse, responseBody, type HttpGetOptions } from './http.js';
 import { describeChartRef, repoBaseUrl, type RepoChartRef } from './reference.js';
 import { decodeIndex, indexUrlOf, resolveChartUrl, type IndexEntry } from './repo-index.js';
@@ -78,6 +79,8 @@ export async function fetchRepoChart(ref: RepoChartRef, opts: ChartSourceOptions
     throw new ChartIndexError(index.indexUrl, [{ field: `${entry.field}.urls[0]`, message: `"${first}" is not a valid URL` }]);
   }
   if (!/^https?:/i.test(url)) throw new ChartIndexError(index.indexUrl, [{ field: `${entry.field}.urls[0]`, message: `"${first}" is not an http or https URL` }]);
+  // Not requested (httpRequest refuses a URL with userinfo) and never shown: the index's author put a credential there.
+  if (hasUserinfo(url)) throw new ChartIndexError(index.indexUrl, [{ field: `${entry.field}.urls[0]`, message: `"${redactUrl(first)}" has credentials in it, which are not sent; serve the archive without them` }]);
 
   const expected = entry.digest === undefined ? undefined : `sha256:${entry.digest}`;
   let path = expected === undefined ? undefined : await cachedArchive(opts.cacheDir, expected);
