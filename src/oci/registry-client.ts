@@ -10,7 +10,7 @@ import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import { formatDuration, isTimeout, timeoutReason } from '../util/deadline.js';
 import { BinnacleError, errorMessage, httpStatusClass } from '../util/errors.js';
-import { bodyFailureReason, httpRequest, networkReason, noAnswerReason, type HttpAnswer } from '../util/http-request.js';
+import { httpRequest, networkReason, noAnswerReason, readBodyLimited, type HttpAnswer } from '../util/http-request.js';
 import { proxyFailure } from '../util/proxy-env.js';
 import { redactUrl } from '../util/redact.js';
 import { basicAuthHeader, credentialsFromAuthFiles, parseChallenges, type AuthOption, type Credentials } from './auth.js';
@@ -176,26 +176,11 @@ function asRef(ref: ImageReference | string): ImageReference {
  * reset) fails as an unreachable registry does, transient: not as the invalid document its
  * caller would otherwise take the partial bytes for.
  */
-async function readLimited(res: HttpAnswer, limit: number, what: string, timeoutMs: number): Promise<Buffer> {
-  const declared = Number(res.headers.get('content-length') ?? '0');
-  if (declared > limit) {
-    res.body.destroy();
-    throw new BinnacleError('input', 'OCI_TOO_LARGE', `${what}: ${declared} bytes is over the ${limit}-byte limit`);
-  }
-  const chunks: Buffer[] = [];
-  let total = 0;
-  try {
-    for await (const chunk of res.body) {
-      const buf = chunk as Buffer;
-      total += buf.length;
-      if (total > limit) throw new BinnacleError('input', 'OCI_TOO_LARGE', `${what}: over the ${limit}-byte limit`);
-      chunks.push(buf);
-    }
-  } catch (err) {
-    if (err instanceof BinnacleError) throw err;
-    throw new BinnacleError('transient', 'OCI_UNREACHABLE', `${what}: reading the answer from ${res.url.host} failed: ${bodyFailureReason(err, res.url, timeoutMs)}`, { cause: err });
-  }
-  return Buffer.concat(chunks);
+function readLimited(res: HttpAnswer, limit: number, what: string, timeoutMs: number): Promise<Buffer> {
+  return readBodyLimited(res, limit, timeoutMs, {
+    tooLarge: (declared) => new BinnacleError('input', 'OCI_TOO_LARGE', declared === undefined ? `${what}: over the ${limit}-byte limit` : `${what}: ${declared} bytes is over the ${limit}-byte limit`),
+    failed: (reason, cause) => new BinnacleError('transient', 'OCI_UNREACHABLE', `${what}: reading the answer from ${res.url.host} failed: ${reason}`, { cause }),
+  });
 }
 
 /** The registry's error document, as one line: `MANIFEST_UNKNOWN: manifest unknown`. */

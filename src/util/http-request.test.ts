@@ -5,7 +5,7 @@ import { createServer as createTcpServer, type AddressInfo, type Socket } from '
 import { Readable } from 'node:stream';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { isTimeout } from './deadline.js';
-import { httpRequest, MAX_REDIRECTS } from './http-request.js';
+import { httpRequest, MAX_REDIRECTS, readBodyLimited, type BodyReadErrors } from './http-request.js';
 
 interface Seen {
   method: string;
@@ -238,4 +238,40 @@ test('a gzipped body that is not gzip fails its reader with zlib\'s error, and a
   await assert.rejects(text(bad), (err: Error & { code?: string }) => err.code === 'Z_DATA_ERROR');
   const slow = await httpRequest(`${server.origin}/slow`, { signal: AbortSignal.timeout(300), gzip: true });
   await assert.rejects(text(slow), (err: unknown) => isTimeout(err));
+});
+
+test('readBodyLimited: a body within the limit whole; over it by its Content-Length (unread) or while chunked (dropped, not read to its end); one that stalls fails with the deadline said by host', { timeout: 20_000 }, async (t) => {
+  const server = await serve((req, res) => {
+    if (req.url === '/declared') {
+      res.writeHead(200, { 'content-length': '4096' });
+      res.end(Buffer.alloc(4096, 1));
+    } else if (req.url === '/chunked') {
+      res.writeHead(200); // no length: chunked, counted as it comes; never ended, so only the limit ends the read
+      res.write(Buffer.alloc(3000, 2));
+      res.write(Buffer.alloc(3000, 3));
+    } else if (req.url === '/stalls') {
+      res.writeHead(200);
+      res.write('{"partial":');
+    } else res.end('0123456789');
+  });
+  t.after(() => server.close());
+  const said: string[] = [];
+  const errors: BodyReadErrors = {
+    tooLarge: (declared) => new Error(`too large: ${declared ?? 'counted'}`),
+    failed: (reason, cause) => {
+      said.push(reason);
+      return new Error(`failed: ${reason}`, { cause });
+    },
+  };
+  const whole = await readBodyLimited(await httpRequest(`${server.origin}/ok`, { signal: soon() }), 10, 20_000, errors);
+  assert.equal(whole.toString(), '0123456789');
+  const declared = await httpRequest(`${server.origin}/declared`, { signal: soon() });
+  await assert.rejects(readBodyLimited(declared, 4095, 20_000, errors), { message: 'too large: 4096' });
+  assert.equal(declared.body.destroyed, true);
+  const chunked = await httpRequest(`${server.origin}/chunked`, { signal: soon() });
+  await assert.rejects(readBodyLimited(chunked, 5000, 20_000, errors), { message: 'too large: counted' });
+  assert.equal(chunked.body.destroyed, true);
+  const stalls = await httpRequest(`${server.origin}/stalls`, { signal: AbortSignal.timeout(1000) });
+  await assert.rejects(readBodyLimited(stalls, 1 << 20, 1000, errors), (err: Error) => err.message === `failed: no answer from ${new URL(server.origin).host} within 1 s` && isTimeout(err.cause));
+  assert.equal(said.length, 1);
 });

@@ -246,3 +246,44 @@ export function bodyFailureReason(err: unknown, url: string | URL, timeoutMs: nu
     return errorMessage(err);
   }
 }
+
+/** How readBodyLimited's caller says its two failures, each in its own error class and code. */
+export interface BodyReadErrors {
+  /** Over the limit: `declared` is the Content-Length that said so before reading, else undefined (counted while reading). */
+  tooLarge(declared: number | undefined): Error;
+  /** The body stopped coming (the deadline, a reset, a gzip that is not): `reason` as bodyFailureReason says it. */
+  failed(reason: string, cause: unknown): Error;
+}
+
+/** Set apart from the body's own errors while it is read. */
+class OverLimit extends Error {}
+
+/**
+ * An answer's whole body in memory, at most `limit` bytes: refused before reading when its
+ * Content-Length says more, else as soon as the bytes read pass it (a chunked answer declares
+ * none). Either way the body is dropped, not read on.
+ */
+export async function readBodyLimited(res: HttpAnswer, limit: number, timeoutMs: number, errors: BodyReadErrors): Promise<Buffer> {
+  const declared = Number(res.headers.get('content-length') ?? '');
+  if (Number.isFinite(declared) && declared > limit) {
+    res.body.destroy();
+    throw errors.tooLarge(declared);
+  }
+  const chunks: Buffer[] = [];
+  let total = 0;
+  try {
+    for await (const chunk of res.body) {
+      const buf = chunk as Buffer;
+      total += buf.length;
+      if (total > limit) throw new OverLimit();
+      chunks.push(buf);
+    }
+  } catch (err) {
+    if (err instanceof OverLimit) {
+      res.body.destroy(); // the iterator's own return destroys it a tick later
+      throw errors.tooLarge(undefined);
+    }
+    throw errors.failed(bodyFailureReason(err, res.url, timeoutMs), err);
+  }
+  return Buffer.concat(chunks);
+}

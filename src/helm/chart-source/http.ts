@@ -5,7 +5,7 @@
  */
 import type { Readable } from 'node:stream';
 import { basicAuthHeader, type Credentials } from '../../oci/index.js';
-import { bodyFailureReason, httpRequest, noAnswerReason, type HttpAnswer } from '../../util/http-request.js';
+import { httpRequest, noAnswerReason, readBodyLimited, type HttpAnswer } from '../../util/http-request.js';
 import { ChartSourceError } from './errors.js';
 
 export interface HttpGetOptions {
@@ -52,20 +52,10 @@ export function responseBody(res: HttpAnswer, url: string, maxBytes: number, ref
 }
 
 /** The whole body in memory, at most `maxBytes`. */
-export async function readResponse(res: HttpAnswer, url: string, maxBytes: number, opts: HttpGetOptions): Promise<Buffer> {
+export function readResponse(res: HttpAnswer, url: string, maxBytes: number, opts: HttpGetOptions): Promise<Buffer> {
   const { ref } = opts;
-  const chunks: Buffer[] = [];
-  let total = 0;
-  try {
-    for await (const chunk of responseBody(res, url, maxBytes, ref)) {
-      const buf = Buffer.from(chunk as Uint8Array);
-      total += buf.length;
-      if (total > maxBytes) throw new ChartSourceError('HELM_CHART_TOO_LARGE', ref, `${url} is over the limit of ${maxBytes} bytes`);
-      chunks.push(buf);
-    }
-  } catch (err) {
-    if (err instanceof ChartSourceError) throw err;
-    throw new ChartSourceError('HELM_CHART_UNREACHABLE', ref, `reading ${url} failed: ${bodyFailureReason(err, url, opts.timeoutMs)}`, { cause: err });
-  }
-  return Buffer.concat(chunks);
+  return readBodyLimited(res, maxBytes, opts.timeoutMs, {
+    tooLarge: (declared) => new ChartSourceError('HELM_CHART_TOO_LARGE', ref, declared === undefined ? `${url} is over the limit of ${maxBytes} bytes` : `${url} is ${declared} bytes, over the limit of ${maxBytes}`),
+    failed: (reason, cause) => new ChartSourceError('HELM_CHART_UNREACHABLE', ref, `reading ${url} failed: ${reason}`, { cause }),
+  });
 }
