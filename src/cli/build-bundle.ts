@@ -24,6 +24,13 @@
  * use one (the inlined CommonJS packages'): creating it in each of the thirty chunks
  * `catalog validate` loads cost another millisecond.
  *
+ * Comments: the build's tsc drops them (tsconfig.build.json's removeComments), so the bundle
+ * keeps none. V8 holds a module's source for as long as the module lives, one byte a character
+ * only while every character is Latin-1: the doc comments esbuild keeps had arrows and section
+ * signs in them, which made the manager's chunk two bytes a character (209 KB on disk, 419 KB in
+ * V8's heap). Measured with the manager idle on the local control plane (two runs each, Node
+ * 24.22.3, diagnostics, not stored): V8's heap used 16.6 → 16.1 MiB.
+ *
  * Paths next to modules: each chunk sits in dist/cli-bundle/, as deep as dist/<area>/, so the
  * `import.meta.url`-relative paths of the sources (Helm's engine dir, dist/vendor/, the console's
  * web sources, the project root) resolve alike; the top-level help's index is copied beside it.

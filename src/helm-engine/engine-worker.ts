@@ -70,7 +70,7 @@ globalThis.path = require('node:path');
 require(workerData.glue);
 const lookups = new Map();
 let nextLookup = 1;
-const keyStock = new Map(); // bits → searches under way or finished: { key?, error?, done }
+const keyStock = new Map(); // bits -> searches under way or finished: { key?, error?, done }
 function searchKey(bits, stock) {
   const entry = { key: undefined, error: undefined };
   entry.done = new Promise((resolve) => {
