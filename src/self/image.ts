@@ -51,7 +51,13 @@ export interface RuntimeConfig {
  * CPU within the runs' noise. `--no-maglev`: the tiers Node 20 had (Maglev, V8's mid-tier
  * compiler, is on by default since Node 22); bench/install on Node 24.22.3, 100 extensions at once:
  * 96 → 86 MiB when ready (one run without, two with), the peak within the runs' noise (192 without;
- * 183 and 198 with), the time to install them the same.
+ * 183 and 198 with), the time to install them the same. Not taken: `--no-opt` (no TurboFan, whose
+ * code the process then never touches, 6 MiB of Node's binary resident): bench/catalog-scale.ts
+ * --only binnacle --modes defaults, one round with and one without, twice
+ * (bench/results/catalog-scale/2026-12-07T21-11-12Z-586dd8e.json to …21-15-10Z-586dd8e.json):
+ * idle 83 and 85 → 76 MiB, steady 99 and 96 → 88, peak 127 and 129 → 118 and 122, but Serving
+ * 8.9 and 7.5 → 11.3 and 8.8 s (CPU 7.7 and 6.6 → 9.4 and 7.3 s), where catalogd serves in 8.2-8.4 s:
+ * steady memory would still be 1.3 times catalogd's, and Serving no longer as soon.
  */
 export const NODE_FLAGS: readonly string[] = ['--optimize-for-size', '--no-maglev'];
 
