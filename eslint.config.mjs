@@ -55,6 +55,11 @@ export default tseslint.config(
     ignores: ['src/console/web/**', '**/*.test.ts', '**/*.test-helper.ts'],
     rules: {
       'no-restricted-globals': ['error', { name: 'fetch', message: 'send requests with httpRequest (util/http-request.ts), not fetch.' }],
+      'no-restricted-properties': [
+        'error',
+        { object: 'globalThis', property: 'fetch', message: 'send requests with httpRequest (util/http-request.ts), not fetch.' },
+        { object: 'global', property: 'fetch', message: 'send requests with httpRequest (util/http-request.ts), not fetch.' },
+      ],
     },
   },
   {
