@@ -5,7 +5,7 @@ import { createServer as createTcpServer, type AddressInfo, type Socket } from '
 import { Readable } from 'node:stream';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { isTimeout } from './deadline.js';
-import { httpRequest, MAX_REDIRECTS, readBodyLimited, type BodyReadErrors } from './http-request.js';
+import { httpRequest, MAX_REDIRECTS, readBodyLimited, type BodyReadOptions } from './http-request.js';
 
 interface Seen {
   method: string;
@@ -240,7 +240,7 @@ test('a gzipped body that is not gzip fails its reader with zlib\'s error, and a
   await assert.rejects(text(slow), (err: unknown) => isTimeout(err));
 });
 
-test('readBodyLimited: a body within the limit whole; over it by its Content-Length (unread) or while chunked (dropped, not read to its end); one that stalls fails with the deadline said by host', { timeout: 20_000 }, async (t) => {
+test('readBodyLimited: a body within the limit whole; over it by its Content-Length (unread) or while chunked (dropped, not read to its end); one that stalls fails with the deadline said by host (or by the URL its caller names)', { timeout: 20_000 }, async (t) => {
   const server = await serve((req, res) => {
     if (req.url === '/declared') {
       res.writeHead(200, { 'content-length': '4096' });
@@ -256,7 +256,7 @@ test('readBodyLimited: a body within the limit whole; over it by its Content-Len
   });
   t.after(() => server.close());
   const said: string[] = [];
-  const errors: BodyReadErrors = {
+  const errors: BodyReadOptions = {
     tooLarge: (declared) => new Error(`too large: ${declared ?? 'counted'}`),
     failed: (reason, cause) => {
       said.push(reason);
@@ -274,4 +274,15 @@ test('readBodyLimited: a body within the limit whole; over it by its Content-Len
   const stalls = await httpRequest(`${server.origin}/stalls`, { signal: AbortSignal.timeout(1000) });
   await assert.rejects(readBodyLimited(stalls, 1 << 20, 1000, errors), (err: Error) => err.message === `failed: no answer from ${new URL(server.origin).host} within 1 s` && isTimeout(err.cause));
   assert.equal(said.length, 1);
+  // Redirected: the deadline names where the answer came from, unless the caller names its own URL.
+  const front = await serve((req, res) => {
+    res.writeHead(302, { location: `${server.origin}/stalls` });
+    res.end();
+  });
+  t.after(() => front.close());
+  const host = (origin: string): string => new URL(origin).host;
+  const moved = await httpRequest(`${front.origin}/moved`, { signal: AbortSignal.timeout(1000) });
+  await assert.rejects(readBodyLimited(moved, 1 << 20, 1000, errors), { message: `failed: no answer from ${host(server.origin)} within 1 s` });
+  const named = await httpRequest(`${front.origin}/moved`, { signal: AbortSignal.timeout(1000) });
+  await assert.rejects(readBodyLimited(named, 1 << 20, 1000, { ...errors, url: `${front.origin}/moved` }), { message: `failed: no answer from ${host(front.origin)} within 1 s` });
 });

@@ -248,11 +248,13 @@ export function bodyFailureReason(err: unknown, url: string | URL, timeoutMs: nu
 }
 
 /** How readBodyLimited's caller says its two failures, each in its own error class and code. */
-export interface BodyReadErrors {
+export interface BodyReadOptions {
   /** Over the limit: `declared` is the Content-Length that said so before reading, else undefined (counted while reading). */
   tooLarge(declared: number | undefined): Error;
   /** The body stopped coming (the deadline, a reset, a gzip that is not): `reason` as bodyFailureReason says it. */
   failed(reason: string, cause: unknown): Error;
+  /** The URL whose host a deadline names, as the caller names it elsewhere (default: where the answer came from, after redirects). */
+  url?: string | URL;
 }
 
 /** Set apart from the body's own errors while it is read. */
@@ -263,17 +265,17 @@ class OverLimit extends Error {}
  * Content-Length says more, else as soon as the bytes read pass it (a chunked answer declares
  * none). Either way the body is dropped, not read on.
  */
-export async function readBodyLimited(res: HttpAnswer, limit: number, timeoutMs: number, errors: BodyReadErrors): Promise<Buffer> {
+export async function readBodyLimited(res: HttpAnswer, limit: number, timeoutMs: number, how: BodyReadOptions): Promise<Buffer> {
   const declared = Number(res.headers.get('content-length') ?? '');
   if (Number.isFinite(declared) && declared > limit) {
     res.body.destroy();
-    throw errors.tooLarge(declared);
+    throw how.tooLarge(declared);
   }
   const chunks: Buffer[] = [];
   let total = 0;
   try {
     for await (const chunk of res.body) {
-      const buf = chunk as Buffer;
+      const buf = Buffer.isBuffer(chunk) ? chunk : typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk as Uint8Array);
       total += buf.length;
       if (total > limit) throw new OverLimit();
       chunks.push(buf);
@@ -281,9 +283,9 @@ export async function readBodyLimited(res: HttpAnswer, limit: number, timeoutMs:
   } catch (err) {
     if (err instanceof OverLimit) {
       res.body.destroy(); // the iterator's own return destroys it a tick later
-      throw errors.tooLarge(undefined);
+      throw how.tooLarge(undefined);
     }
-    throw errors.failed(bodyFailureReason(err, res.url, timeoutMs), err);
+    throw how.failed(bodyFailureReason(err, how.url ?? res.url, timeoutMs), err);
   }
   return Buffer.concat(chunks);
 }

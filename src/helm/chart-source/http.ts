@@ -57,5 +57,6 @@ export function readResponse(res: HttpAnswer, url: string, maxBytes: number, opt
   return readBodyLimited(res, maxBytes, opts.timeoutMs, {
     tooLarge: (declared) => new ChartSourceError('HELM_CHART_TOO_LARGE', ref, declared === undefined ? `${url} is over the limit of ${maxBytes} bytes` : `${url} is ${declared} bytes, over the limit of ${maxBytes}`),
     failed: (reason, cause) => new ChartSourceError('HELM_CHART_UNREACHABLE', ref, `reading ${url} failed: ${reason}`, { cause }),
+    url, // the host the archive's and the request's own failures name
   });
 }
