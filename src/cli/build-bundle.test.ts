@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { BINNACLE_VERSION } from '../api/version.js';
-import { bundleCli, STARTUP_CHUNK } from './build-bundle.js';
+import { assertLatin1Chunks, bundleCli, STARTUP_CHUNK } from './build-bundle.js';
 import { HELP_INDEX_FILE, helpIndexOf } from './help-index.js';
 import { captureContext, runCli } from './in-process.test-helper.js';
 import { buildProgram } from './main.js';
@@ -185,4 +185,15 @@ describe('the bundled CLI', () => {
       assert.deepEqual(bundled, source);
     });
   }
+});
+
+describe('assertLatin1Chunks (the production build)', () => {
+  it('passes chunks all Latin-1 and stops at one with a character beyond it, naming its file, line and character', async (t) => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'binnacle-latin1-'));
+    t.after(() => rm(dir, { recursive: true, force: true }));
+    await writeFile(path.join(dir, 'a.js'), 'export const a = "caf\\u00e9";\n// café: Latin-1, one byte a character\n');
+    await assertLatin1Chunks(dir);
+    await writeFile(path.join(dir, 'b.js'), 'export const b = 1;\n\n  // bits \u2192 keys\n');
+    await assert.rejects(assertLatin1Chunks(dir), (err: Error) => err.message.startsWith(`${path.join(dir, 'b.js')}:3: U+2192 is beyond Latin-1`));
+  });
 });

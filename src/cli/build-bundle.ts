@@ -25,11 +25,12 @@
  * `catalog validate` loads cost another millisecond.
  *
  * Comments: the build's tsc drops them (tsconfig.build.json's removeComments), so the bundle
- * keeps none. V8 holds a module's source for as long as the module lives, one byte a character
- * only while every character is Latin-1: the doc comments esbuild keeps had arrows and section
- * signs in them, which made the manager's chunk two bytes a character (209 KB on disk, 419 KB in
- * V8's heap). Measured with the manager idle on the local control plane (two runs each, Node
- * 24.22.3, diagnostics, not stored): V8's heap used 16.6 → 16.1 MiB.
+ * keeps none, and the build stops at a chunk that is not all Latin-1 (assertLatin1Chunks). V8
+ * holds a module's source for as long as the module lives, one byte a character only while every
+ * character is Latin-1: the doc comments esbuild keeps had arrows and section signs in them, which
+ * made the manager's chunk two bytes a character (209 KB on disk, 419 KB in V8's heap). Measured
+ * with the manager idle on the local control plane (two runs each, Node 24.22.3, diagnostics, not
+ * stored): V8's heap used 16.6 → 16.1 MiB.
  *
  * Paths next to modules: each chunk sits in dist/cli-bundle/, as deep as dist/<area>/, so the
  * `import.meta.url`-relative paths of the sources (Helm's engine dir, dist/vendor/, the console's
@@ -222,9 +223,28 @@ async function mergeStartupChunks(outDir: string, metafile: Metafile, main: stri
   }
 }
 
+/**
+ * Stops the build at a chunk with a character beyond Latin-1, naming its file and line: V8 would
+ * hold that chunk's whole source two bytes a character for as long as its module lives (see the
+ * header). esbuild escapes such characters in code but not in the comments it keeps, which the
+ * production build's tsc drops; a bundle made from the TypeScript sources keeps them, so this is
+ * for the production build's bundle.
+ */
+export async function assertLatin1Chunks(outDir: string): Promise<void> {
+  for (const f of (await readdir(outDir)).filter((n) => n.endsWith('.js')).sort()) {
+    const text = await readFile(path.join(outDir, f), 'utf8');
+    const at = text.search(/[\u0100-\u{10ffff}]/u);
+    if (at < 0) continue;
+    const line = text.slice(0, at).split('\n').length;
+    const code = text.codePointAt(at)?.toString(16).toUpperCase().padStart(4, '0');
+    throw new BinnacleError('internal', 'BUNDLE_BUILD', `${path.join(outDir, f)}:${line}: U+${code} is beyond Latin-1, so V8 would hold this chunk two bytes a character: write it as ASCII`);
+  }
+}
+
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
   const compiled = path.resolve(process.argv[2] ?? fileURLToPath(new URL('../../dist/', import.meta.url)));
   const out = path.resolve(process.argv[3] ?? path.join(compiled, BUNDLE_DIR));
   await bundleCli({ entry: path.join(compiled, 'cli', 'main.js'), outDir: out, helpIndex: path.join(compiled, 'cli', HELP_INDEX_FILE) });
+  await assertLatin1Chunks(out);
   process.stdout.write(`CLI bundled in ${out}\n`);
 }
