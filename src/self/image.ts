@@ -56,8 +56,10 @@ export interface RuntimeConfig {
  * --only binnacle --modes defaults, one round with and one without, twice
  * (bench/results/catalog-scale/2026-12-07T21-11-12Z-586dd8e.json to …21-15-10Z-586dd8e.json):
  * idle 83 and 85 → 76 MiB, steady 99 and 96 → 88, peak 127 and 129 → 118 and 122, but Serving
- * 8.9 and 7.5 → 11.3 and 8.8 s (CPU 7.7 and 6.6 → 9.4 and 7.3 s), where catalogd serves in 8.2-8.4 s:
- * steady memory would still be 1.3 times catalogd's, and Serving no longer as soon.
+ * 8.9 and 7.5 → 11.3 and 8.8 s (CPU 7.7 and 6.6 → 9.4 and 7.3 s; `--node-flags '--optimize-for-size
+ * --no-maglev --no-opt'`). catalogd, in that bench's runs of the same day (…18-59-13Z-b7f821c.json,
+ * …19-15-42Z-abe18ef.json), serves in 8.2 and 8.4 s and holds 64.6 and 65.8 MiB steady: steady
+ * memory would still be about 1.35 times catalogd's, and Serving no longer as soon.
  */
 export const NODE_FLAGS: readonly string[] = ['--optimize-for-size', '--no-maglev'];
 
