@@ -72,8 +72,14 @@ test('event_loop_lag_max_seconds is how long the loop was held past its sampling
   collectProcessMetrics(registry, 'binnacle_process_');
   const lag = async (): Promise<number> => Number(/^binnacle_process_event_loop_lag_max_seconds (\S+)$/m.exec(await registry.metrics())?.[1]);
   await lag();
-  await new Promise((r) => setTimeout(r, EVENT_LOOP_LAG_SAMPLE_MS * 6));
-  const idle = await lag();
+  // Other test files share this process and may hold its loop in any one window (CI read 0.07 s
+  // once): the quietest of up to five windows, each its own scrape. A metric that read its own
+  // interval would read it in every one.
+  let idle = Infinity;
+  for (let window = 0; window < 5 && idle >= 0.05; window++) {
+    await new Promise((r) => setTimeout(r, EVENT_LOOP_LAG_SAMPLE_MS * 6));
+    idle = Math.min(idle, await lag());
+  }
   assert.ok(idle < 0.05, `an idle loop reads ${idle} s (not the ${EVENT_LOOP_LAG_SAMPLE_MS} ms interval)`);
   const until = Date.now() + 300;
   while (Date.now() < until) {
