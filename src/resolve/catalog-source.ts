@@ -6,7 +6,7 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { bodyFailureReason, httpRequest, noAnswerReason } from '../util/http-request.js';
+import { bodyFailureReason, declaredLength, httpRequest, noAnswerReason } from '../util/http-request.js';
 import { DEFAULT_MAX_CATALOG_BYTES, loadFbcStream } from '../catalog/index.js';
 import { render } from '../catalog-render/index.js';
 import { BinnacleError, httpStatusClass } from '../util/errors.js';
@@ -60,8 +60,8 @@ async function loadUrl(url: string, name: string, priority: number, opts: LoadCa
       res.discard();
       throw new BinnacleError(httpStatusClass(res.status), 'CATALOG_FETCH_FAILED', `${shown}: the catalog server answered ${res.status} ${res.statusText}`);
     }
-    const len = Number(res.headers.get('content-length') ?? '0');
-    if (len > limit) {
+    const len = declaredLength(res);
+    if (len !== undefined && len > limit) {
       res.body.destroy();
       throw new BinnacleError('input', 'CATALOG_TOO_LARGE', `${shown}: ${len} bytes is over the ${limit}-byte limit`);
     }

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { BinnacleError, InputError, httpStatusClass } from '../util/errors.js';
-import { bodyFailureReason, httpRequest, noAnswerReason, type HttpAnswer } from '../util/http-request.js';
+import { bodyFailureReason, declaredLength, httpRequest, noAnswerReason, type HttpAnswer } from '../util/http-request.js';
 import { unpackTarSafely } from '../oci/index.js';
 import { redactText, redactUrl, splitUserinfo } from '../util/redact.js';
 import type { HttpSource, ProgressEvent } from './types.js';
@@ -53,9 +53,8 @@ export async function fetchHttp(source: HttpSource, work: string, opts: HttpFetc
     throw new BinnacleError(httpStatusClass(res.status), 'SOURCE_HTTP_STATUS', `downloading ${url} failed: HTTP ${res.status} ${res.statusText}`.trimEnd());
   }
   const limit = downloadLimit(opts.maxBytes);
-  const lengthHeader = res.headers.get('content-length');
-  const total = lengthHeader === null ? undefined : Number(lengthHeader);
-  if (total !== undefined && Number.isFinite(total) && total > limit) {
+  const total = declaredLength(res);
+  if (total !== undefined && total > limit) {
     res.body.destroy();
     throw new InputError('SOURCE_TOO_LARGE', `the download is ${total} bytes, over the limit of ${limit} bytes`, { file: url });
   }
@@ -74,7 +73,7 @@ export async function fetchHttp(source: HttpSource, work: string, opts: HttpFetc
       hash.update(chunk);
       if (opts.onProgress !== undefined && (bytes - lastReport >= 256 * 1024 || bytes === total)) {
         lastReport = bytes;
-        opts.onProgress({ phase: 'download', bytes, ...(total === undefined || !Number.isFinite(total) ? {} : { total }) });
+        opts.onProgress({ phase: 'download', bytes, ...(total === undefined ? {} : { total }) });
       }
       cb(null, chunk);
     },

@@ -5,7 +5,7 @@ import { createServer as createTcpServer, type AddressInfo, type Socket } from '
 import { Readable } from 'node:stream';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { isTimeout } from './deadline.js';
-import { httpRequest, MAX_REDIRECTS, readBodyLimited, type BodyReadOptions } from './http-request.js';
+import { declaredLength, httpRequest, MAX_REDIRECTS, readBodyLimited, type BodyReadOptions, type HttpAnswer } from './http-request.js';
 
 interface Seen {
   method: string;
@@ -285,4 +285,20 @@ test('readBodyLimited: a body within the limit whole; over it by its Content-Len
   await assert.rejects(readBodyLimited(moved, 1 << 20, 1000, errors), { message: `failed: no answer from ${host(server.origin)} within 1 s` });
   const named = await httpRequest(`${front.origin}/moved`, { signal: AbortSignal.timeout(1000) });
   await assert.rejects(readBodyLimited(named, 1 << 20, 1000, { ...errors, url: `${front.origin}/moved` }), { message: `failed: no answer from ${host(front.origin)} within 1 s` });
+});
+
+test('declaredLength: the Content-Length as a number; none when absent or not a number', () => {
+  const answer = (length: string | null): HttpAnswer => ({
+    status: 200,
+    statusText: 'OK',
+    url: new URL('http://127.0.0.1/'),
+    headers: { get: (name) => (name === 'content-length' ? length : null) },
+    body: Readable.from([]),
+    discard: () => undefined,
+  });
+  assert.equal(declaredLength(answer('4096')), 4096);
+  assert.equal(declaredLength(answer('0')), 0);
+  assert.equal(declaredLength(answer(null)), undefined);
+  assert.equal(declaredLength(answer('lots')), undefined);
+  assert.equal(declaredLength(answer('Infinity')), undefined);
 });

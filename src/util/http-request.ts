@@ -257,6 +257,13 @@ export interface BodyReadOptions {
   url?: string | URL;
 }
 
+/** The length an answer's Content-Length declares, when it is a number (a chunked answer declares none). */
+export function declaredLength(res: HttpAnswer): number | undefined {
+  const header = res.headers.get('content-length');
+  const n = header === null ? NaN : Number(header);
+  return Number.isFinite(n) ? n : undefined;
+}
+
 /** Set apart from the body's own errors while it is read. */
 class OverLimit extends Error {}
 
@@ -266,8 +273,8 @@ class OverLimit extends Error {}
  * none). Either way the body is dropped, not read on.
  */
 export async function readBodyLimited(res: HttpAnswer, limit: number, timeoutMs: number, how: BodyReadOptions): Promise<Buffer> {
-  const declared = Number(res.headers.get('content-length') ?? '');
-  if (Number.isFinite(declared) && declared > limit) {
+  const declared = declaredLength(res);
+  if (declared !== undefined && declared > limit) {
     res.body.destroy();
     throw how.tooLarge(declared);
   }

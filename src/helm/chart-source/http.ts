@@ -5,7 +5,7 @@
  */
 import type { Readable } from 'node:stream';
 import { basicAuthHeader, type Credentials } from '../../oci/index.js';
-import { httpRequest, noAnswerReason, readBodyLimited, type HttpAnswer } from '../../util/http-request.js';
+import { declaredLength, httpRequest, noAnswerReason, readBodyLimited, type HttpAnswer } from '../../util/http-request.js';
 import { ChartSourceError } from './errors.js';
 
 export interface HttpGetOptions {
@@ -43,8 +43,8 @@ export async function httpGet(url: string, what: string, opts: HttpGetOptions): 
 
 /** The body as a stream; a declared length over `maxBytes` fails before reading. */
 export function responseBody(res: HttpAnswer, url: string, maxBytes: number, ref: string): Readable {
-  const declared = Number(res.headers.get('content-length') ?? '');
-  if (Number.isFinite(declared) && declared > maxBytes) {
+  const declared = declaredLength(res);
+  if (declared !== undefined && declared > maxBytes) {
     res.body.destroy();
     throw new ChartSourceError('HELM_CHART_TOO_LARGE', ref, `${url} is ${declared} bytes, over the limit of ${maxBytes}`);
   }
